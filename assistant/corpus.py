@@ -1,0 +1,438 @@
+"""Reading corpora: seed listings (blank-line separated), JSONL and CSV.
+
+Everything is streamed: `iter_papers` yields papers one at a time and reports
+malformed records as `Problem`s naming the file and line, so one bad record
+never stops the rest (unless `strict`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from assistant.errors import CorpusError
+from assistant.text import fold, make_label, paper_id
+from assistant.types import Paper
+
+SUPPORTED_SUFFIXES = (".txt", ".jsonl", ".json", ".csv")
+MAX_RECORD_CHARS = 100_000
+
+_VENUE_YEAR = re.compile(r"\b([A-Z][A-Za-z]{1,12})[\s'’]+((?:19|20)\d{2})\b")
+_HEADER_VENUE = re.compile(r"^\s*(.+?)\s+((?:19|20)\d{2})\b")
+_NAME_PARTICLES = {"de", "van", "von", "der", "den", "di", "da", "la", "le", "du", "del", "dos", "bin", "al"}
+_NON_NAME_WORDS = re.compile(
+    r"\b(accepted|pages?|figures?|tables?|paper|code|version|conference|workshop|"
+    r"spotlight|oral|poster|appendix|submitted|preprint|released)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A record that could not be read."""
+
+    file: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message}"
+
+
+ProblemSink = Callable[[Problem], None]
+
+
+def find_corpus_files(paths: Iterable[Path | str]) -> list[Path]:
+    """Expand folders into their corpus files (sorted); check that files exist."""
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.suffix.lower() in SUPPORTED_SUFFIXES)
+            if not found:
+                raise CorpusError(f"{path} holds no corpus files ({', '.join(SUPPORTED_SUFFIXES)})")
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise CorpusError(f"{path} does not exist: give a corpus file or a folder of them")
+    return files
+
+
+def iter_papers(
+    paths: Iterable[Path | str],
+    on_problem: ProblemSink | None = None,
+    strict: bool = False,
+) -> Iterator[Paper]:
+    """Yield every paper of every file, each id once (duplicates merge their sources).
+
+    With `strict`, the first problem raises `CorpusError`; otherwise problems go
+    to `on_problem` and reading goes on.
+    """
+    problems: list[Problem] = []
+
+    def sink(problem: Problem) -> None:
+        if strict:
+            raise CorpusError(f"{problem} (nothing was ingested: fix the record or drop --strict)")
+        problems.append(problem)
+        if on_problem is not None:
+            on_problem(problem)
+
+    for file in find_corpus_files(paths):
+        yield from read_file(file, sink)
+
+
+def load_papers(paths: Iterable[Path | str], strict: bool = False) -> tuple[list[Paper], list[Problem]]:
+    """Read everything into memory, merging duplicates: for small corpora and tests."""
+    problems: list[Problem] = []
+    merged: dict[str, Paper] = {}
+    for paper in iter_papers(paths, problems.append, strict=strict):
+        merged[paper.id] = merge(merged[paper.id], paper) if paper.id in merged else paper
+    return list(merged.values()), problems
+
+
+def merge(old: Paper, new: Paper) -> Paper:
+    """The same abstract seen twice: keep the first's fields, fill gaps, join sources."""
+    filled: dict[str, Any] = {}
+    for name in ("title", "venue", "year", "area", "subarea", "comment", "url", "external_id"):
+        if getattr(old, name) in (None, "") and getattr(new, name) not in (None, ""):
+            filled[name] = getattr(new, name)
+    if not old.authors and new.authors:
+        filled["authors"] = new.authors
+    sources = old.sources + tuple(s for s in new.sources if s not in old.sources)
+    return replace(old, sources=sources, **filled)
+
+
+def read_file(path: Path, sink: ProblemSink) -> Iterator[Paper]:
+    suffix = path.suffix.lower()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        sink(Problem(str(path), 0, f"cannot read the file: {exc.strerror or exc}"))
+        return
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        sink(
+            Problem(
+                str(path),
+                line,
+                f"not UTF-8 (byte 0x{raw[exc.start]:02x}); convert it, e.g. "
+                f"`iconv -f latin1 -t utf-8 {path.name} > fixed{path.suffix}`",
+            )
+        )
+        return
+    if not text.strip():
+        sink(Problem(str(path), 0, "the file is empty"))
+        return
+    if suffix in (".jsonl", ".json"):
+        yield from _read_jsonl(path, text, sink)
+    elif suffix == ".csv":
+        yield from _read_csv(path, text, sink)
+    else:
+        yield from _read_listing(path, text, sink)
+
+
+# --- structured records (JSONL, CSV) -------------------------------------------
+
+_FIELD_ALIASES = {
+    "id": ("id", "_id", "doc_id", "paper_id"),
+    "title": ("title",),
+    "abstract": ("abstract", "text", "summary", "body"),
+    "authors": ("authors", "author"),
+    "venue": ("venue", "conference", "journal"),
+    "year": ("year",),
+    "url": ("url", "link", "pdf_url"),
+    "comment": ("comment", "comments", "note"),
+    "topic": ("topic", "topics", "area"),
+    "subarea": ("subarea", "subtopic"),
+}
+
+
+def _pick(record: dict[str, Any], key: str) -> Any:
+    lowered = {str(k).lower(): v for k, v in record.items()}
+    for alias in _FIELD_ALIASES[key]:
+        value = lowered.get(alias)
+        if value not in (None, ""):
+            return value
+    return None
+
+
+def record_to_paper(record: dict[str, Any], source: str) -> Paper:
+    """Turn one JSON/CSV record into a Paper; raises ValueError with a readable reason."""
+    abstract = _pick(record, "abstract")
+    if not isinstance(abstract, str) or not abstract.strip():
+        raise ValueError("the record has no abstract (expected a field 'abstract' or 'text')")
+    if len(abstract) > MAX_RECORD_CHARS:
+        raise ValueError(
+            f"the abstract has {len(abstract):,} characters, more than the "
+            f"{MAX_RECORD_CHARS:,} allowed: is this a whole paper rather than an abstract?"
+        )
+    abstract = abstract.strip()
+    title = _pick(record, "title")
+    title = str(title).strip() if title not in (None, "") else None
+    authors = parse_authors(_pick(record, "authors"))
+    year = _pick(record, "year")
+    try:
+        year_int = int(str(year).strip()[:4]) if year not in (None, "") else None
+    except ValueError:
+        raise ValueError(f"year {year!r} is not a number") from None
+    area, subarea = split_topic(_pick(record, "topic"))
+    if _pick(record, "subarea"):
+        subarea = str(_pick(record, "subarea")).strip()
+    venue = _pick(record, "venue")
+    comment = _pick(record, "comment")
+    comment = str(comment).strip() if comment else None
+    venue_s = str(venue).strip() if venue else None
+    if venue_s and year_int is None:
+        venue_s, year_int = split_venue_year(venue_s)
+    if (venue_s is None or year_int is None) and comment:
+        c_venue, c_year = venue_from_comment(comment)
+        venue_s = venue_s or c_venue
+        year_int = year_int or c_year
+    external = _pick(record, "id")
+    url = _pick(record, "url")
+    return Paper(
+        id=paper_id(abstract),
+        label=title or make_label(abstract),
+        abstract=abstract,
+        title=title,
+        authors=authors,
+        venue=venue_s,
+        year=year_int,
+        area=area,
+        subarea=subarea,
+        comment=comment,
+        url=str(url) if url else None,
+        external_id=str(external) if external not in (None, "") else None,
+        sources=(source,),
+    )
+
+
+def _read_jsonl(path: Path, text: str, sink: ProblemSink) -> Iterator[Paper]:
+    for number, line in enumerate(io.StringIO(text), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            sink(Problem(str(path), number, f"not valid JSON ({exc.msg} at column {exc.colno})"))
+            continue
+        if not isinstance(record, dict):
+            sink(Problem(str(path), number, "expected a JSON object per line"))
+            continue
+        try:
+            yield record_to_paper(record, f"{path.name}:{number}")
+        except ValueError as exc:
+            sink(Problem(str(path), number, str(exc)))
+
+
+def _read_csv(path: Path, text: str, sink: ProblemSink) -> Iterator[Paper]:
+    csv.field_size_limit(max(MAX_RECORD_CHARS * 4, 1 << 20))
+    reader = csv.DictReader(io.StringIO(text))
+    if not reader.fieldnames:
+        sink(Problem(str(path), 1, "the CSV has no header row"))
+        return
+    try:
+        for record in reader:
+            number = reader.line_num
+            if None in record:
+                sink(Problem(str(path), number, "the row has more fields than the header"))
+                continue
+            try:
+                yield record_to_paper(record, f"{path.name}:{number}")
+            except ValueError as exc:
+                sink(Problem(str(path), number, str(exc)))
+    except csv.Error as exc:
+        sink(Problem(str(path), reader.line_num, f"malformed CSV: {exc}"))
+
+
+# --- seed listings -----------------------------------------------------------
+
+
+def _blocks(text: str) -> Iterator[tuple[int, str]]:
+    """Blank-line separated blocks with the line number each starts on."""
+    start, lines = 0, list[str]()
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            if not lines:
+                start = number
+            lines.append(line.rstrip())
+        elif lines:
+            yield start, "\n".join(lines).strip()
+            lines = []
+    if lines:
+        yield start, "\n".join(lines).strip()
+
+
+def is_abstract(block: str) -> bool:
+    return len(block) >= 200 and block.count(" ") >= 25
+
+
+def is_topic_line(block: str) -> bool:
+    return "·" in block and len(block) < 200 and "\n" not in block and not block.endswith(".")
+
+
+def is_author_line(block: str) -> bool:
+    if len(block) > 2000 or "\n" in block or any(ch.isdigit() for ch in block):
+        return False
+    if _NON_NAME_WORDS.search(block):
+        return False
+    names = [n.strip() for n in re.split(r",|;|\band\b", block.rstrip(" 等").rstrip()) if n.strip()]
+    if not names:
+        return False
+    for name in names:
+        tokens = name.split()
+        if not 1 <= len(tokens) <= 6:
+            return False
+        for token in tokens:
+            if token.lower() in _NAME_PARTICLES:
+                continue
+            if not (token[0].isupper() or not token[0].isalpha()):
+                return False
+    return True
+
+
+def parse_authors(value: Any) -> tuple[str, ...]:
+    """'A, B, A 等' -> ('A', 'B'): 等 means et al.; a repeated name is one author."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        text = value.strip()
+        text = re.sub(r"\s*(等|et al\.?)\s*$", "", text)
+        parts = re.split(r",|;|\band\b", text)
+    elif isinstance(value, (list, tuple)):
+        parts = [str(v) for v in value]
+    else:
+        parts = [str(value)]
+    seen: dict[str, str] = {}
+    for part in parts:
+        name = " ".join(part.split())
+        if name and fold(name) not in seen:
+            seen[fold(name)] = name
+    return tuple(seen.values())
+
+
+def split_topic(value: Any) -> tuple[str | None, str | None]:
+    if value in (None, ""):
+        return None, None
+    if isinstance(value, (list, tuple)):
+        value = " · ".join(str(v) for v in value)
+    text = str(value).strip()
+    if "·" in text:
+        area, subarea = text.split("·", 1)
+        return area.strip() or None, subarea.strip() or None
+    return text, None
+
+
+def split_venue_year(text: str) -> tuple[str | None, int | None]:
+    """'NeurIPS 2025' -> ('NeurIPS', 2025); 'ICLR' -> ('ICLR', None)."""
+    match = re.fullmatch(r"\s*(.*?)\s*((?:19|20)\d{2})?\s*", text)
+    assert match is not None
+    venue = match.group(1).strip() or None
+    year = int(match.group(2)) if match.group(2) else None
+    return venue, year
+
+
+def venue_from_comment(comment: str) -> tuple[str | None, int | None]:
+    """'Extended version ... (ECAI 2025); Paper ID: M2635' -> ('ECAI', 2025)."""
+    for match in _VENUE_YEAR.finditer(comment):
+        name = match.group(1)
+        if sum(ch.isupper() for ch in name) >= 2:
+            return name, int(match.group(2))
+    return None, None
+
+
+def header_venue(header: str) -> tuple[str | None, int | None]:
+    """'NeurIPS 2025 Papers' -> ('NeurIPS', 2025); '论文检索' -> (None, None)."""
+    match = _HEADER_VENUE.match(header)
+    if not match:
+        return None, None
+    return match.group(1).strip(), int(match.group(2))
+
+
+@dataclass
+class _Pending:
+    line: int
+    abstract: str
+    authors: tuple[str, ...] = ()
+    area: str | None = None
+    subarea: str | None = None
+    comment: str | None = None
+
+
+def _read_listing(path: Path, text: str, sink: ProblemSink) -> Iterator[Paper]:
+    """A listing: optional header, then abstracts with optional topic and author lines
+    before them and an optional comment line after them."""
+    venue: str | None = None
+    year: int | None = None
+    blocks = list(_blocks(text))
+    if blocks and not is_abstract(blocks[0][1]) and len(blocks[0][1]) < 120:
+        header = blocks[0][1]
+        if not is_topic_line(header) and not is_author_line(header):
+            venue, year = header_venue(header)
+            blocks = blocks[1:]
+    position = 0
+    current: _Pending | None = None
+    topic: tuple[str | None, str | None] = (None, None)
+    authors: tuple[str, ...] = ()
+    pre_line: int | None = None
+
+    def finish(entry: _Pending) -> Paper | None:
+        nonlocal position
+        position += 1
+        if len(entry.abstract) > MAX_RECORD_CHARS:
+            sink(Problem(str(path), entry.line, f"abstract longer than {MAX_RECORD_CHARS:,} characters"))
+            return None
+        p_venue, p_year = venue, year
+        if entry.comment:
+            c_venue, c_year = venue_from_comment(entry.comment)
+            if c_venue:
+                p_venue, p_year = c_venue, c_year
+        return Paper(
+            id=paper_id(entry.abstract),
+            label=make_label(entry.abstract),
+            abstract=entry.abstract,
+            authors=entry.authors,
+            venue=p_venue,
+            year=p_year,
+            area=entry.area,
+            subarea=entry.subarea,
+            comment=entry.comment,
+            sources=(f"{path.name}:{entry.line}",),
+        )
+
+    for line, block in blocks:
+        if is_abstract(block):
+            if current is not None and (paper := finish(current)) is not None:
+                yield paper
+            current = _Pending(line, block, authors, topic[0], topic[1])
+            topic, authors, pre_line = (None, None), (), None
+        elif is_topic_line(block):
+            topic, pre_line = split_topic(block), line
+        elif is_author_line(block):
+            if authors:
+                sink(Problem(str(path), line, "two author lines in a row; the first was dropped"))
+            authors, pre_line = parse_authors(block), line
+        elif current is not None and current.comment is None and pre_line is None:
+            current.comment = block
+        else:
+            sink(
+                Problem(
+                    str(path),
+                    line,
+                    f"cannot tell what this block is (not an abstract, topic, author or "
+                    f"comment line): {block[:60]!r}",
+                )
+            )
+    if current is not None and (paper := finish(current)) is not None:
+        yield paper
+    if pre_line is not None:
+        sink(Problem(str(path), pre_line, "a topic or author line with no abstract after it"))

@@ -1,0 +1,79 @@
+"""The sentence embedder, loaded from a local folder once per process, on first use."""
+
+from __future__ import annotations
+
+import os
+import threading
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from assistant.errors import ConfigError
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+# A stray hub id must fail at once instead of retrying a download for a minute.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+class Embedder:
+    """Encodes texts into L2-normalised float32 vectors (cosine = dot product)."""
+
+    def __init__(self, path: Path, batch_size: int = 64, threads: int = 0) -> None:
+        self.path = Path(path)
+        self.batch_size = batch_size
+        self.threads = threads
+        self._model: SentenceTransformer | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def model(self) -> SentenceTransformer:
+        with self._lock:
+            if self._model is None:
+                self._model = _load(str(self.path), self.threads)
+            return self._model
+
+    @property
+    def dim(self) -> int:
+        dim = self.model.get_sentence_embedding_dimension()
+        assert dim is not None
+        return int(dim)
+
+    @property
+    def name(self) -> str:
+        return self.path.name if self.path.name != "model" else self.path.parent.name
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self.model.encode(
+            texts,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+    def encode_one(self, text: str) -> np.ndarray:
+        return self.encode([text])[0]
+
+
+@lru_cache(maxsize=4)
+def _load(path: str, threads: int) -> SentenceTransformer:
+    if not (Path(path) / "config.json").is_file() and not (Path(path) / "modules.json").is_file():
+        raise ConfigError(
+            f"no sentence-transformers model in {path}: set ASSISTANT_EMBEDDER_PATH to a local "
+            "model folder, or unset it to use the bundled all-MiniLM-L6-v2"
+        )
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    if threads:
+        torch.set_num_threads(threads)
+    return SentenceTransformer(path, device="cpu", local_files_only=True)

@@ -1,0 +1,35 @@
+"""Errors shown to the user. Every message says what is wrong and how to fix it."""
+
+from __future__ import annotations
+
+
+class AssistantError(Exception):
+    """Base class: its message is displayed to the user as it is."""
+
+
+class ConfigError(AssistantError):
+    """A setting is missing or invalid."""
+
+
+class CorpusError(AssistantError):
+    """A corpus file or record cannot be read."""
+
+
+class StoreError(AssistantError):
+    """The vector store cannot be opened, read or written."""
+
+
+class StoreBusyError(StoreError):
+    """Another process is writing to the same store."""
+
+
+class FilterError(AssistantError):
+    """A search filter names a field or value that does not exist."""
+
+
+class QuestionError(AssistantError):
+    """The question is empty or too long."""
+
+
+class LLMError(AssistantError):
+    """The answering backend failed (server down, timeout, bad output)."""

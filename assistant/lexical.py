@@ -1,0 +1,140 @@
+"""BM25 over abstracts plus their metadata (bm25s + Snowball stemming).
+
+The index is saved beside the store with a fingerprint of the ids it covers;
+on open it is used only when the fingerprint matches the store, otherwise it is
+rebuilt, so it is never silently stale.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from assistant.text import normalize
+from assistant.types import Paper
+
+log = logging.getLogger(__name__)
+
+INDEX_VERSION = 2
+
+
+def fingerprint(ids: Sequence[str]) -> str:
+    digest = hashlib.sha256()
+    for pid in sorted(ids):
+        digest.update(pid.encode())
+        digest.update(b"\n")
+    return f"v{INDEX_VERSION}:{len(ids)}:{digest.hexdigest()[:32]}"
+
+
+def lexical_text(paper: Paper) -> str:
+    """What BM25 sees: title (twice, as field weight), abstract and metadata words."""
+    parts = [paper.title or "", paper.title or "", paper.abstract]
+    parts += list(paper.authors)
+    parts += [paper.venue or "", str(paper.year or ""), paper.area or "", paper.subarea or ""]
+    parts += [paper.comment or ""]
+    return normalize(" ".join(p for p in parts if p))
+
+
+def _stemmer():  # type: ignore[no-untyped-def]
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+class LexicalIndex:
+    """BM25 scores for every paper of a catalogue, in the catalogue's order."""
+
+    def __init__(self, ids: list[str], retriever: object) -> None:
+        self.ids = ids
+        self._retriever = retriever
+        self._stem = _stemmer()
+
+    @classmethod
+    def build(cls, papers: Sequence[Paper]) -> LexicalIndex:
+        import bm25s
+
+        retriever = bm25s.BM25(k1=0.9, b=0.4)
+        if papers:
+            tokens = bm25s.tokenize(
+                [lexical_text(p) for p in papers],
+                stopwords="en",
+                stemmer=_stemmer(),
+                show_progress=False,
+            )
+            retriever.index(tokens, show_progress=False)
+        return cls([p.id for p in papers], retriever)
+
+    @classmethod
+    def open(cls, folder: Path, papers: Sequence[Paper]) -> LexicalIndex:
+        """Load the saved index if it covers exactly these papers; else rebuild and save."""
+        want = fingerprint([p.id for p in papers])
+        meta_path = folder / "meta.json"
+        if meta_path.is_file():
+            try:
+                meta = json.loads(meta_path.read_text())
+                if meta.get("fingerprint") == want:
+                    import bm25s
+
+                    retriever = bm25s.BM25.load(str(folder / "bm25"))
+                    index = cls(list(meta["ids"]), retriever)
+                    return index.aligned_to([p.id for p in papers])
+                log.info("lexical index is stale (%s != %s); rebuilding", meta.get("fingerprint"), want)
+            except Exception as exc:  # a damaged index is rebuilt, never trusted
+                log.warning("lexical index in %s is unreadable (%s); rebuilding", folder, exc)
+        index = cls.build(papers)
+        index.save(folder)
+        return index
+
+    def aligned_to(self, ids: list[str]) -> LexicalIndex:
+        if ids == self.ids:
+            return self
+        order = {pid: i for i, pid in enumerate(self.ids)}
+        self._perm = np.array([order[pid] for pid in ids], dtype=np.int64)
+        self.ids = ids
+        return self
+
+    def save(self, folder: Path) -> None:
+        if not self.ids:
+            return
+        tmp = folder.with_name(folder.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        self._retriever.save(str(tmp / "bm25"), show_progress=False)  # type: ignore[attr-defined]
+        (tmp / "meta.json").write_text(json.dumps({"fingerprint": fingerprint(self.ids), "ids": self.ids}))
+        old = folder.with_name(folder.name + ".old")
+        shutil.rmtree(old, ignore_errors=True)
+        if folder.exists():
+            folder.rename(old)
+        tmp.rename(folder)
+        shutil.rmtree(old, ignore_errors=True)
+
+    def tokens(self, text: str) -> list[str]:
+        import bm25s
+
+        out = bm25s.tokenize(
+            [normalize(text)],
+            stopwords="en",
+            stemmer=self._stem,
+            return_ids=False,
+            show_progress=False,
+        )
+        return list(out[0]) if out else []
+
+    def scores(self, text: str) -> np.ndarray:
+        """BM25 score of every paper (0 where no query term occurs)."""
+        if not self.ids:
+            return np.zeros(0, dtype=np.float32)
+        retriever = self._retriever
+        vocab = getattr(retriever, "vocab_dict", {})
+        tokens = [t for t in self.tokens(text) if t in vocab]
+        if not tokens:
+            return np.zeros(len(self.ids), dtype=np.float32)
+        raw = np.asarray(retriever.get_scores(tokens), dtype=np.float32)  # type: ignore[attr-defined]
+        perm = getattr(self, "_perm", None)
+        return raw[perm] if perm is not None else raw

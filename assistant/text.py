@@ -1,0 +1,60 @@
+"""Text normalisation shared by ids, search and sentence splitting."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+_DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2212"), "-")
+_SPACES = dict.fromkeys(map(ord, "\u00a0\u2009\u202f\u200b"), " ")
+_LATEX_CMD = re.compile(r"\\[a-zA-Z]+\*?")
+_MARKUP = re.compile(r"[$*_{}\\^~]")
+_WS = re.compile(r"\s+")
+
+
+def normalize(text: str) -> str:
+    """What search sees: NFKC, plain dashes and spaces, no LaTeX/markdown markup."""
+    text = unicodedata.normalize("NFKC", text).translate(_DASHES).translate(_SPACES)
+    text = _LATEX_CMD.sub(" ", text)
+    text = _MARKUP.sub(" ", text)
+    return _WS.sub(" ", text).strip()
+
+
+def fold(text: str) -> str:
+    """Case- and accent-insensitive key: 'Théo  Vincent' -> 'theo vincent'."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return _WS.sub(" ", stripped.replace("-", " ")).strip().lower()
+
+
+def paper_id(abstract: str) -> str:
+    """Stable id from the normalised abstract: the same text is the same paper."""
+    key = _WS.sub(" ", normalize(abstract).lower())
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+_SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[$*])")
+_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|et al|etc|vs|cf|Fig|Eq|Sec|resp|approx|al)\.)$")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split an abstract into sentences, keeping abbreviations such as 'e.g.' inside."""
+    parts = _SENT_END.split(text.strip())
+    out: list[str] = []
+    for part in parts:
+        if out and _ABBREV.search(out[-1]):
+            out[-1] = f"{out[-1]} {part}"
+        else:
+            out.append(part)
+    return [p.strip() for p in out if p.strip()]
+
+
+def make_label(abstract: str, limit: int = 90) -> str:
+    """A short display label for an untitled abstract: its first sentence, shortened."""
+    sentences = split_sentences(abstract)
+    first = normalize(sentences[0] if sentences else abstract)
+    if len(first) <= limit:
+        return first.rstrip(".")
+    cut = first[:limit].rsplit(" ", 1)[0]
+    return cut.rstrip(",;:") + "…"

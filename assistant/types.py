@@ -1,0 +1,240 @@
+"""Typed result values. Frozen dataclasses; pydantic is for settings only."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from assistant.errors import FilterError
+
+
+@dataclass(frozen=True)
+class Paper:
+    """One abstract and what the corpus says about it."""
+
+    id: str
+    label: str
+    abstract: str
+    title: str | None = None
+    authors: tuple[str, ...] = ()
+    venue: str | None = None
+    year: int | None = None
+    area: str | None = None
+    subarea: str | None = None
+    comment: str | None = None
+    url: str | None = None
+    external_id: str | None = None
+    sources: tuple[str, ...] = ()
+
+    @property
+    def topic(self) -> str | None:
+        if self.area and self.subarea:
+            return f"{self.area} · {self.subarea}"
+        return self.area or self.subarea
+
+    @property
+    def venue_year(self) -> str | None:
+        if self.venue and self.year:
+            return f"{self.venue} {self.year}"
+        return self.venue or (str(self.year) if self.year else None)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["authors"] = list(self.authors)
+        out["sources"] = list(self.sources)
+        out["topic"] = self.topic
+        return out
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Search filters. Empty fields do not filter."""
+
+    venue: str | None = None
+    year_from: int | None = None
+    year_to: int | None = None
+    author: str | None = None
+    topic: str | None = None
+
+    KEYS = ("venue", "year", "year_from", "year_to", "author", "topic")
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any] | Filters | None) -> Filters:
+        """Build from a dict such as {"venue": "NeurIPS 2025", "year": "2024-2026"}."""
+        if data is None:
+            return cls()
+        if isinstance(data, Filters):
+            return data
+        unknown = sorted(set(data) - set(cls.KEYS))
+        if unknown:
+            raise FilterError(
+                f"unknown filter {', '.join(map(repr, unknown))}; valid filters are: {', '.join(cls.KEYS)}"
+            )
+        values: dict[str, Any] = {}
+        for key in ("venue", "author", "topic"):
+            raw = data.get(key)
+            if raw is not None and str(raw).strip():
+                values[key] = str(raw).strip()
+        year_from, year_to = _parse_year(data.get("year"))
+        if data.get("year_from") not in (None, ""):
+            year_from = _int_year(data["year_from"])
+        if data.get("year_to") not in (None, ""):
+            year_to = _int_year(data["year_to"])
+        if year_from is not None and year_to is not None and year_from > year_to:
+            raise FilterError(
+                f"year range {year_from}–{year_to} is empty: the first year must not be after the second"
+            )
+        return cls(year_from=year_from, year_to=year_to, **values)
+
+    def is_empty(self) -> bool:
+        return all(getattr(self, f.name) is None for f in fields(self))
+
+    def merged(self, other: Filters) -> Filters:
+        """Fields of `self` win; `other` fills the gaps."""
+        return Filters(
+            **{
+                f.name: getattr(self, f.name) if getattr(self, f.name) is not None else getattr(other, f.name)
+                for f in fields(self)
+            }
+        )
+
+    def describe(self) -> str:
+        parts = []
+        if self.venue:
+            parts.append(f"venue={self.venue}")
+        if self.year_from is not None or self.year_to is not None:
+            if self.year_from == self.year_to:
+                parts.append(f"year={self.year_from}")
+            else:
+                parts.append(f"year={self.year_from or '…'}–{self.year_to or '…'}")
+        if self.author:
+            parts.append(f"author={self.author}")
+        if self.topic:
+            parts.append(f"topic={self.topic}")
+        return ", ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+
+
+def _int_year(value: Any) -> int:
+    try:
+        year = int(str(value).strip())
+    except ValueError:
+        raise FilterError(f"year {value!r} is not a number; write e.g. 2025 or 2024-2026") from None
+    if not 1000 <= year <= 9999:
+        raise FilterError(f"year {year} is out of range; write a four-digit year such as 2025")
+    return year
+
+
+def _parse_year(value: Any) -> tuple[int | None, int | None]:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None, None
+    if isinstance(value, (tuple, list)):
+        if len(value) != 2:
+            raise FilterError(f"year range {value!r} must have two years (from, to)")
+        lo = None if value[0] in (None, "") else _int_year(value[0])
+        hi = None if value[1] in (None, "") else _int_year(value[1])
+        return lo, hi
+    text = str(value).strip()
+    for sep in ("..", "–", "-", ":"):
+        if sep in text:
+            lo_s, hi_s = text.split(sep, 1)
+            lo = _int_year(lo_s) if lo_s.strip() else None
+            hi = _int_year(hi_s) if hi_s.strip() else None
+            return lo, hi
+    year = _int_year(text)
+    return year, year
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A paper found by search, with its fused score and the two parts of it."""
+
+    paper: Paper
+    score: float
+    dense_score: float | None = None
+    lexical_score: float | None = None
+    rank: int = 0
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Hits plus what was filtered: iterable and indexable like a list of hits."""
+
+    query: str
+    hits: tuple[Hit, ...]
+    filters: Filters = field(default_factory=Filters)
+    detected: Filters = field(default_factory=Filters)
+    boosts: tuple[str, ...] = ()
+    matching: int = 0
+    notes: tuple[str, ...] = ()
+
+    def __iter__(self) -> Iterator[Hit]:
+        return iter(self.hits)
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def __getitem__(self, index: int) -> Hit:
+        return self.hits[index]
+
+
+@dataclass(frozen=True)
+class Citation:
+    """Citation number n in an answer and the paper it names."""
+
+    number: int
+    paper: Paper
+    score: float = 0.0
+
+
+@dataclass(frozen=True)
+class SentenceSupport:
+    """One sentence of an answer, the sources it cites and how well they support it."""
+
+    text: str
+    citations: tuple[int, ...]
+    support: float
+    evidence: str | None = None
+    supported: bool = True
+    note: str | None = None
+
+
+REFUSAL = "I could not find this in the indexed abstracts."
+
+
+@dataclass(frozen=True)
+class Answer:
+    """An answer: text with [n] markers, the citations they name, and how it was made."""
+
+    question: str
+    text: str
+    citations: tuple[Citation, ...]
+    sentences: tuple[SentenceSupport, ...] = ()
+    refused: bool = False
+    reason: str | None = None
+    backend: str = "extractive"
+    standalone_question: str | None = None
+    filters: Filters = field(default_factory=Filters)
+    matching: int = 0
+    notes: tuple[str, ...] = ()
+    hits: tuple[Hit, ...] = ()
+
+    def markdown(self) -> str:
+        """The answer with a numbered reference list."""
+        lines = [self.text]
+        if self.citations:
+            lines.append("")
+            lines.append("**References**")
+            lines.append("")
+            for c in self.citations:
+                p = c.paper
+                bits = [p.title or p.label]
+                if p.authors:
+                    bits.append(", ".join(p.authors))
+                if p.venue_year:
+                    bits.append(p.venue_year)
+                lines.append(f"{c.number}. " + ". ".join(bits) + f". (id {p.id})")
+        return "\n".join(lines)

@@ -1,0 +1,95 @@
+"""Reading venues, years, authors and topics named in a question.
+
+Names are matched against the values that exist in the corpus, so a question
+never turns into a filter on something the corpus does not hold.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+from assistant.catalogue import Catalogue
+from assistant.text import fold
+from assistant.types import Filters
+
+_WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Understood:
+    """Filters named in the question, topics to boost, and the question without them."""
+
+    filters: Filters
+    topics: tuple[str, ...]
+    rest: str
+
+
+def _phrase_pattern(phrase: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w])" + re.escape(phrase) + r"(?![\w])")
+
+
+class QuestionReader:
+    """Finds corpus values named in plain words."""
+
+    def __init__(self, catalogue: Catalogue) -> None:
+        self.catalogue = catalogue
+        self.venues = {key: _phrase_pattern(key) for key in catalogue.venues}
+        self.years = set(catalogue.years)
+        self.authors = {key: _phrase_pattern(key) for key in catalogue.authors}
+        surnames: dict[str, list[str]] = defaultdict(list)
+        for key in catalogue.authors:
+            parts = key.split()
+            if len(parts) >= 2 and len(parts[-1]) >= 4:
+                surnames[parts[-1]].append(key)
+        # A surname names an author only when exactly one author has it.
+        self.surnames = {s: keys[0] for s, keys in surnames.items() if len(keys) == 1}
+        self.topics = {
+            key: _phrase_pattern(key)
+            for key in catalogue.topics
+            # Multi-word names only: a lone "theory" in a question is not a topic request.
+            if "·" not in key and len(key.split()) >= 2
+        }
+
+    def read(self, question: str) -> Understood:
+        folded = fold(question)
+        spans: list[tuple[int, int]] = []
+        venue = None
+        year = None
+        for key, pattern in self.venues.items():
+            if m := pattern.search(folded):
+                venue = self.catalogue.venues[key]
+                spans.append(m.span())
+                break
+        for m in re.finditer(r"(?<!\d)((?:19|20)\d{2})(?!\d)", folded):
+            if int(m.group(1)) in self.years:
+                year = int(m.group(1))
+                spans.append(m.span())
+                break
+        author = None
+        for key, pattern in self.authors.items():
+            if m := pattern.search(folded):
+                author = self.catalogue.authors[key]
+                spans.append(m.span())
+                break
+        if author is None:
+            # A capitalised surname in the original question ("what has Bronstein done?").
+            for m in _WORD.finditer(question):
+                word = m.group(0)
+                key = fold(word)
+                if word[:1].isupper() and key in self.surnames:
+                    author = self.catalogue.authors[self.surnames[key]]
+                    spans.append(m.span())
+                    break
+        topics = []
+        for key, pattern in sorted(self.topics.items(), key=lambda kv: -len(kv[0])):
+            if pattern.search(folded):
+                topics.append(self.catalogue.topics[key])
+        filters = Filters(venue=venue, year_from=year, year_to=year, author=author)
+        rest = question
+        if spans and len(fold(question)) == len(question):
+            for start, end in sorted(spans, reverse=True):
+                rest = rest[:start] + " " + rest[end:]
+        rest = " ".join(rest.split())
+        return Understood(filters=filters, topics=tuple(topics), rest=rest or question)

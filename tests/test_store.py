@@ -1,0 +1,107 @@
+"""Ingestion into a real Chroma store: incremental, locked, and the server mode."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assistant import Assistant
+from assistant.errors import StoreBusyError, StoreError
+from assistant.ingest import write_lock
+from tests.conftest import SEEDS
+
+
+class CountingEmbedder:
+    """Wraps the real embedder and counts what it embeds."""
+
+    def __init__(self, inner) -> None:  # type: ignore[no-untyped-def]
+        self.inner = inner
+        self.texts = 0
+
+    def encode(self, texts):  # type: ignore[no-untyped-def]
+        self.texts += len(texts)
+        return self.inner.encode(texts)
+
+    def encode_one(self, text):  # type: ignore[no-untyped-def]
+        return self.inner.encode_one(text)
+
+
+def test_reingest_is_a_no_op(seeded) -> None:
+    counting = CountingEmbedder(seeded.embedder)
+    seeded._embedder = counting
+    before = seeded.store.count()
+    report = seeded.ingest([SEEDS])
+    assert (report.added, report.skipped, counting.texts) == (0, 87, 0)
+    assert seeded.store.count() == before == 87
+
+
+def test_new_papers_are_added_and_searchable(seeded, tmp_path: Path) -> None:
+    extra = tmp_path / "extra.jsonl"
+    extra.write_text(
+        json.dumps(
+            {
+                "title": "Quantum sheep herding",
+                "abstract": "We herd quantum sheep with entangled dogs. " * 5,
+                "venue": "QML",
+                "year": 2027,
+            }
+        )
+        + "\n"
+    )
+    report = seeded.ingest([extra, SEEDS])
+    assert (report.added, report.skipped) == (1, 87)
+    hits = seeded.search("entangled dogs herding sheep", k=1)
+    assert hits[0].paper.title == "Quantum sheep herding"
+    assert seeded.search("x", filters={"venue": "QML"})[0].paper.year == 2027
+
+
+def test_a_second_source_of_the_same_abstract_is_recorded(seeded, tmp_path: Path) -> None:
+    first = (SEEDS / "000_f4414ef37cb00e6d.txt").read_text(encoding="utf-8").split("\n\n")[1]
+    copy = tmp_path / "copy.jsonl"
+    copy.write_text(json.dumps({"abstract": first}) + "\n")
+    report = seeded.ingest([copy])
+    assert (report.added, report.sources_updated) == (0, 1)
+    paper = next(p for p in seeded.store.papers() if p.abstract == first)
+    assert paper.sources == ("000_f4414ef37cb00e6d.txt:3", "copy.jsonl:1")
+
+
+def test_a_second_writer_is_refused_with_a_clear_message(seeded) -> None:
+    with write_lock(seeded.settings), pytest.raises(StoreBusyError, match="another ingestion is writing"):
+        seeded.ingest([SEEDS])
+    assert seeded.ingest([SEEDS]).added == 0
+
+
+def test_lexical_index_is_rebuilt_when_stale(seeded) -> None:
+    meta = seeded.settings.lexical_dir / "meta.json"
+    data = json.loads(meta.read_text())
+    data["fingerprint"] = "stale"
+    meta.write_text(json.dumps(data))
+    fresh = Assistant(data_dir=seeded.settings.data_dir, corpus=[SEEDS])
+    assert fresh.search("Register Anything Model point cloud", k=1)[0].paper.abstract.startswith(
+        "We present Register"
+    )
+    assert json.loads(meta.read_text())["fingerprint"] != "stale"
+
+
+def test_server_mode_answers_like_the_embedded_store(chroma_server: str, bot, tmp_path: Path) -> None:
+    server = Assistant(chroma_url=chroma_server, data_dir=tmp_path, corpus=[SEEDS])
+    assert server.stats().papers == 87  # ingested into the server on first use
+    for question, filters in [
+        ("privacy amplification by synthetic data", None),
+        ("Stackelberg games", {"year": "2025"}),
+        ("reinforcement learning", {"author": "Jan Peters"}),
+        ("ICLR 2026 papers on game theory", None),
+    ]:
+        a = [h.paper.id for h in bot.search(question, k=5, filters=filters)]
+        b = [h.paper.id for h in server.search(question, k=5, filters=filters)]
+        assert a == b, question
+
+
+def test_dead_server_names_the_url(tmp_path: Path) -> None:
+    from tests.conftest import free_port
+
+    url = f"http://127.0.0.1:{free_port()}"
+    with pytest.raises(StoreError, match=f"Chroma server at {url}"):
+        Assistant(chroma_url=url, data_dir=tmp_path).search("anything")
