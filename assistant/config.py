@@ -29,6 +29,7 @@ def _default_data_dir() -> Path:
 
 
 Backend = Literal["extractive", "llama-cpp", "openai", "ollama"]
+LocalModel = Literal["qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b", "smollm2-135m"]
 
 
 class Settings(BaseSettings):
@@ -109,8 +110,60 @@ class Settings(BaseSettings):
 
     # --- answering -------------------------------------------------------
     backend: Backend = Field(
-        default="extractive",
-        description="Answering backend: extractive (no LLM), llama-cpp, openai or ollama.",
+        default="llama-cpp",
+        description="Answering backend: llama-cpp (local GGUF, default), openai (any "
+        "OpenAI-compatible server), ollama, or extractive (no LLM).",
+    )
+    llm_model: LocalModel = Field(
+        default="qwen2.5-coder-1.5b",
+        description="Bundled local model for llama-cpp (installed by `make models`).",
+    )
+    llm_model_path: Path | None = Field(
+        default=None, description="A GGUF file to use instead of the bundled model."
+    )
+    llm_context: int = Field(default=4096, ge=512, description="llama-cpp context window (tokens).")
+    llm_threads: int = Field(
+        default_factory=lambda: max(1, min(os.cpu_count() or 1, 4)),
+        ge=1,
+        description="llama-cpp CPU threads (set explicitly; OMP_WAIT_POLICY=PASSIVE is applied).",
+    )
+    llm_temperature: float = Field(default=0.0, ge=0, le=2, description="Sampling temperature.")
+    llm_max_tokens: int = Field(default=220, ge=16, description="Longest answer, in tokens.")
+    llm_timeout_s: float = Field(
+        default=120.0, gt=0, description="Seconds to wait for an LLM server before a clear error."
+    )
+    openai_base_url: str | None = Field(
+        default=None,
+        description="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 or https://api.openai.com/v1.",
+    )
+    openai_model: str | None = Field(default=None, description="Model name for the openai backend.")
+    openai_api_key_env: str = Field(
+        default="OPENAI_API_KEY",
+        description="Name of the environment variable holding the API key (the key is never a setting).",
+    )
+    ollama_url: str = Field(default="http://127.0.0.1:11434", description="Ollama server URL.")
+    ollama_model: str | None = Field(default=None, description="Model name for the ollama backend.")
+    context_tokens: int = Field(
+        default=450,
+        ge=50,
+        description="Prompt budget for the sources given to the LLM (about 4 characters a token).",
+    )
+    context_sentences: int = Field(default=3, ge=1, description="Most relevant sentences given per paper.")
+    support_threshold: float = Field(
+        default=0.45,
+        description="A sentence is supported when its cosine with a sentence of the cited abstract "
+        "reaches this.",
+    )
+    recite_margin: float = Field(
+        default=0.08,
+        description="Re-cite a sentence to another source when that one supports it by this much more.",
+    )
+    system_prompt: str | None = Field(default=None, description="Replaces prompts.SYSTEM_PROMPT.")
+    answer_prompt: str | None = Field(
+        default=None, description="Replaces prompts.ANSWER_PROMPT ({context}, {question})."
+    )
+    condense_prompt: str | None = Field(
+        default=None, description="Replaces prompts.CONDENSE_PROMPT ({history}, {question})."
     )
     max_question_chars: int = Field(
         default=2000, ge=10, description="Longest question accepted, in characters."
@@ -118,6 +171,17 @@ class Settings(BaseSettings):
     answer_sentences: int = Field(default=3, ge=1, le=20, description="Sentences in an extractive answer.")
     min_sentence_score: float = Field(
         default=0.25, description="Extractive answers use only sentences above this cosine."
+    )
+
+    # --- chat app --------------------------------------------------------
+    ui_host: str = Field(
+        default="127.0.0.1", description="Address the chat app binds to (0.0.0.0 only if you mean it)."
+    )
+    ui_port: int = Field(default=7860, ge=0, le=65535, description="Port of the chat app (0: any free).")
+    ui_user: str | None = Field(default=None, description="Login name for the chat app (with ui_password).")
+    ui_password: str | None = Field(default=None, description="Login password for the chat app.")
+    ui_concurrency: int = Field(
+        default=4, ge=1, description="Questions the app works on at once; the rest wait in its queue."
     )
 
     @field_validator("chroma_url")

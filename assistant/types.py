@@ -221,6 +221,8 @@ class Answer:
     matching: int = 0
     notes: tuple[str, ...] = ()
     hits: tuple[Hit, ...] = ()
+    fallback: bool = False
+    model_text: str | None = None
 
     def markdown(self) -> str:
         """The answer with a numbered reference list."""

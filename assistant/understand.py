@@ -14,6 +14,7 @@ from assistant.catalogue import Catalogue
 from assistant.text import fold
 from assistant.types import Filters
 
+_KIND = re.compile(r"\b(papers?|works?|topic|area|track|articles?)\b")
 _WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*", re.UNICODE)
 
 
@@ -45,6 +46,8 @@ class QuestionReader:
                 surnames[parts[-1]].append(key)
         # A surname names an author only when exactly one author has it.
         self.surnames = {s: keys[0] for s, keys in surnames.items() if len(keys) == 1}
+        self.subareas = {fold(p.subarea) for p in catalogue.papers if p.subarea}
+        self.subareas -= {fold(p.area) for p in catalogue.papers if p.area}
         self.topics = {
             key: _phrase_pattern(key)
             for key in catalogue.topics
@@ -82,9 +85,12 @@ class QuestionReader:
                     author = self.catalogue.authors[self.surnames[key]]
                     spans.append(m.span())
                     break
+        # A named subarea is specific enough to boost; a broad area ("reinforcement
+        # learning") only when the question asks for papers of a kind.
+        wants_kind = bool(_KIND.search(folded))
         topics = []
         for key, pattern in sorted(self.topics.items(), key=lambda kv: -len(kv[0])):
-            if pattern.search(folded):
+            if pattern.search(folded) and (wants_kind or key in self.subareas):
                 topics.append(self.catalogue.topics[key])
         filters = Filters(venue=venue, year_from=year, year_to=year, author=author)
         rest = question

@@ -47,7 +47,7 @@ def seeded(seeded_dir: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
 
     data = tmp_path / "data"
     shutil.copytree(seeded_dir, data)
-    return Assistant(data_dir=data, corpus=[SEEDS])
+    return Assistant(data_dir=data, corpus=[SEEDS], backend="extractive")
 
 
 @pytest.fixture(scope="session")
@@ -55,7 +55,7 @@ def bot(seeded_dir: Path):  # type: ignore[no-untyped-def]
     """A read-only assistant over the seeds (tests must not ingest into it)."""
     from assistant import Assistant
 
-    return Assistant(data_dir=seeded_dir, corpus=[SEEDS])
+    return Assistant(data_dir=seeded_dir, corpus=[SEEDS], backend="extractive")
 
 
 @pytest.fixture(scope="session")

@@ -19,6 +19,7 @@ def env(seeded_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
     shutil.copytree(seeded_dir, data)
     monkeypatch.setenv("ASSISTANT_DATA_DIR", str(data))
     monkeypatch.setenv("ASSISTANT_CORPUS", json.dumps([str(SEEDS)]))
+    monkeypatch.setenv("ASSISTANT_BACKEND", "extractive")
     return data
 
 

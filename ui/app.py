@@ -1,0 +1,223 @@
+"""The chat app: a thin Gradio shell over `Assistant` (no retrieval or answering here).
+
+`respond` is a plain generator that tests call without a browser; `build_app`
+lays it out; `serve` launches it on 127.0.0.1 unless told otherwise.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import gradio as gr
+
+from assistant.api import Assistant
+from assistant.errors import AssistantError
+from assistant.types import Answer
+from ui import render
+
+log = logging.getLogger(__name__)
+
+ANY = "(any)"
+BACKENDS = ("llama-cpp", "openai", "ollama", "extractive")
+
+CSS = """
+#sources { max-height: 78vh; overflow-y: auto; }
+.source-card { border: 1px solid var(--border-color-primary); border-radius: 8px;
+               padding: 10px; margin-bottom: 10px; }
+.source-card.flash { outline: 3px solid var(--color-accent); }
+.card-meta, .card-id, .comment { font-size: 0.85em; opacity: 0.8; margin: 2px 0; }
+.abstract { margin-top: 6px; white-space: pre-wrap; }
+.abstract mark { background: #fde68a; color: inherit; }
+.score { font-size: 0.8em; opacity: 0.7; }
+"""
+
+# Clicking [n] in an answer scrolls card n of the sources panel into view.
+HEAD = """
+<script>
+document.addEventListener('click', function (event) {
+  const link = event.target.closest('a[href^="#source-"]');
+  if (!link) return;
+  event.preventDefault(); event.stopPropagation();
+  const card = document.getElementById(link.getAttribute('href').slice(1));
+  if (card) { card.scrollIntoView({behavior: 'smooth', block: 'start'});
+              card.classList.add('flash'); setTimeout(() => card.classList.remove('flash'), 1500); }
+}, true);
+</script>
+"""
+
+
+def filters_from(
+    venue: str | None, year_from: Any, year_to: Any, topic: str | None, author: str | None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if venue and venue != ANY:
+        out["venue"] = venue
+    if year_from not in (None, "", ANY):
+        out["year_from"] = int(year_from)
+    if year_to not in (None, "", ANY):
+        out["year_to"] = int(year_to)
+    if topic and topic != ANY:
+        out["topic"] = topic
+    if author and author != ANY:
+        out["author"] = author
+    return out
+
+
+def respond(
+    bot: Assistant,
+    message: str,
+    history: list[dict[str, Any]] | None,
+    venue: str | None = None,
+    year_from: Any = None,
+    year_to: Any = None,
+    topic: str | None = None,
+    author: str | None = None,
+    k: int | None = None,
+    backend: str | None = None,
+    show_scores: bool = False,
+) -> Iterator[tuple[list[dict[str, Any]], str, str, str, str]]:
+    """Yield (chat, source cards, coverage line, filters line, markdown) as the answer grows."""
+    history = list(history or [])
+    past = [
+        (m["content"], "") for m in history if m.get("role") == "user" and isinstance(m.get("content"), str)
+    ]
+    chat = [*history, {"role": "user", "content": message}, {"role": "assistant", "content": "…"}]
+    filters = filters_from(venue, year_from, year_to, topic, author)
+    yield chat, "", "Searching…", "", ""
+    text = ""
+    try:
+        for item in bot.stream(
+            message, k=int(k) if k else None, filters=filters, history=past, backend=backend
+        ):
+            if isinstance(item, Answer):
+                shown = item.text
+                chat[-1] = {"role": "assistant", "content": render.chat_text(shown)}
+                notes = " ".join(f"Note: {n}." for n in item.notes)
+                line = render.filters_line(item) + (f" · {notes}" if notes else "")
+                yield (
+                    chat,
+                    render.source_cards(item, show_scores),
+                    render.coverage(item),
+                    line,
+                    item.markdown(),
+                )
+                return
+            text += item
+            chat[-1] = {"role": "assistant", "content": render.chat_text(text) + " ▌"}
+            yield chat, "", "Answering…", "", ""
+    except AssistantError as exc:
+        chat[-1] = {"role": "assistant", "content": render.chat_text(f"⚠️ {exc}")}
+        yield chat, "", "Error: the question was not answered (see the message).", "", ""
+    except Exception as exc:  # never a stack trace in the page; the app keeps working
+        log.exception("unexpected error while answering")
+        chat[-1] = {
+            "role": "assistant",
+            "content": render.chat_text(f"⚠️ Unexpected error: {type(exc).__name__}: {exc}"),
+        }
+        yield chat, "", "Error: the question was not answered.", "", ""
+
+
+def build_app(bot: Assistant) -> gr.Blocks:
+    catalogue = bot.catalogue
+    stats = catalogue.stats()
+    venues = [ANY, *sorted(catalogue.venues.values()), *[v for v in stats.venues if " " in v]]
+    years = [ANY, *[str(y) for y in catalogue.years]]
+    topics = [ANY, *sorted(catalogue.topics.values())]
+    authors = [ANY, *sorted(catalogue.authors.values())]
+    backends = [b for b in BACKENDS if b in ("extractive", bot.settings.backend)]
+    with gr.Blocks(title="Paper QA") as app:
+        gr.Markdown(f"## Ask the abstracts\n{render.corpus_line(catalogue)}", elem_id="corpus-line")
+        with gr.Row():
+            with gr.Column(scale=3):
+                chatbot = gr.Chatbot(
+                    elem_id="chat",
+                    height=520,
+                    sanitize_html=True,
+                    latex_delimiters=[{"left": "$", "right": "$", "display": False}],
+                    placeholder="Ask about the indexed papers. Answers cite abstracts as [n]; "
+                    "click a number to see its source.",
+                    examples=[{"text": q} for q in render.examples(catalogue)],
+                )
+                with gr.Row():
+                    box = gr.Textbox(
+                        placeholder="Ask a question…",
+                        show_label=False,
+                        scale=5,
+                        elem_id="question",
+                        autofocus=True,
+                    )
+                    send = gr.Button("Ask", variant="primary", scale=1, elem_id="ask")
+                coverage = gr.Markdown(elem_id="coverage")
+                active = gr.Markdown(elem_id="active-filters")
+                with gr.Accordion("Copy as Markdown", open=False):
+                    markdown = gr.Textbox(show_label=False, lines=6, buttons=["copy"], elem_id="markdown")
+            with gr.Column(scale=2):
+                with gr.Accordion("Filters and settings", open=False, elem_id="filters"):
+                    venue = gr.Dropdown(venues, value=ANY, label="Venue", elem_id="venue")
+                    with gr.Row():
+                        year_from = gr.Dropdown(years, value=ANY, label="Year from")
+                        year_to = gr.Dropdown(years, value=ANY, label="Year to")
+                    topic = gr.Dropdown(topics, value=ANY, label="Topic")
+                    author = gr.Dropdown(authors, value=ANY, label="Author", filterable=True)
+                    k = gr.Slider(1, 10, value=bot.settings.k, step=1, label="Sources")
+                    backend = gr.Dropdown(backends, value=bot.settings.backend, label="Answering backend")
+                    show_scores = gr.Checkbox(False, label="Show retrieval scores")
+                gr.Markdown("### Sources")
+                sources = gr.HTML(
+                    elem_id="sources", value='<div class="no-sources">Sources appear here.</div>'
+                )
+
+        inputs = [box, chatbot, venue, year_from, year_to, topic, author, k, backend, show_scores]
+        outputs = [chatbot, sources, coverage, active, markdown]
+
+        def run(message: str, history: list[dict[str, Any]], *rest: Any) -> Iterator[tuple[Any, ...]]:
+            if not (message or "").strip():
+                yield history, gr.skip(), "Type a question first.", gr.skip(), gr.skip()
+                return
+            yield from respond(bot, message, history, *rest)
+
+        for trigger in (box.submit, send.click):
+            trigger(run, inputs, outputs, api_visibility="private").then(
+                lambda: "", None, box, api_visibility="private"
+            )
+
+        def example(
+            evt: gr.SelectData, history: list[dict[str, Any]], *rest: Any
+        ) -> Iterator[tuple[Any, ...]]:
+            yield from respond(bot, evt.value["text"], history, *rest)
+
+        chatbot.example_select(example, inputs[1:], outputs, api_visibility="private")
+
+        def api_ask(question: str, venue: str = ANY, k: int = 5) -> dict[str, Any]:
+            answer = bot.ask(question, k=int(k), filters=filters_from(venue, None, None, None, None))
+            return {
+                "text": answer.text,
+                "refused": answer.refused,
+                "citations": [
+                    {"number": c.number, "id": c.paper.id, "label": c.paper.label} for c in answer.citations
+                ],
+            }
+
+        gr.api(api_ask, api_name="ask")
+    app.queue(default_concurrency_limit=bot.settings.ui_concurrency, max_size=256)
+    return app
+
+
+def serve(bot: Assistant | None = None, host: str | None = None, port: int | None = None) -> None:
+    bot = bot or Assistant()
+    s = bot.settings
+    print(f"Preparing the corpus: {bot.stats().line()}")
+    app = build_app(bot)
+    auth = (s.ui_user, s.ui_password) if s.ui_user and s.ui_password else None
+    app.launch(
+        server_name=host or s.ui_host,
+        server_port=port if port is not None else s.ui_port,
+        auth=auth,
+        show_error=False,
+        css=CSS,
+        head=HEAD,
+        share=False,
+        inbrowser=False,
+    )
