@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: install models run test lint format eval bench clean
+.PHONY: install browser models run test lint format eval bench clean
 
 MODELS := qwen2.5-coder-1.5b qwen2.5-coder-0.5b smollm2-135m
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml Makefile scripts/llama_cpp_wheel.sh models/*.txt | sha256sum | cut -c1-12)
@@ -19,7 +19,14 @@ $(STAMP):
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
-install: $(STAMP)
+install: $(STAMP) browser
+
+# Headless Chromium for the browser tests comes from Debian (Playwright cannot download one here).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "warning: chromium missing and cannot apt-get it: browser tests will be skipped" >&2; fi; }
 
 models: install
 
@@ -36,6 +43,12 @@ lint: install
 format: install
 	$(BIN)/ruff format assistant ui eval benchmarks tests
 	$(BIN)/ruff check --fix assistant ui eval benchmarks tests
+
+eval: install
+	HF_HUB_OFFLINE=1 $(BIN)/python -m eval.run $(EVAL_ARGS)
+
+bench: install
+	HF_HUB_OFFLINE=1 $(BIN)/python -m benchmarks.run $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

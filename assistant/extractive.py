@@ -45,13 +45,16 @@ def extractive_answer(
     max_sentences: int,
     min_score: float,
     per_paper: int = 2,
+    relative: float = 0.7,
 ) -> tuple[str, tuple[Citation, ...], tuple[SentenceSupport, ...]] | None:
     """Pick the best sentences (at most `per_paper` from one paper); None when none pass."""
     scored = sorted(score_sentences(question, hits, embedder), key=lambda s: -s.score)
     chosen: list[ScoredSentence] = []
     used: dict[str, int] = {}
+    # Sentences far below the best one are off the point even if above the floor.
+    floor = max(min_score, relative * scored[0].score) if scored else min_score
     for s in scored:
-        if s.score < min_score or len(chosen) >= max_sentences:
+        if s.score < floor or len(chosen) >= max_sentences:
             break
         if used.get(s.hit.paper.id, 0) >= per_paper:
             continue

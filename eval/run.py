@@ -23,7 +23,38 @@ from eval.questions import SCIFACT, load_questions
 REPORTS = Path(__file__).resolve().parent / "reports"
 
 # A fixed, stratified subset for LLM answer runs (an LLM answer takes 5-30 s on 2 cores).
-SUBSET = ["p01", "p03", "p09", "p14", "p20", "p26", "p33", "p40", "p47", "p53", "p60", "p66", "a01", "a03", "a04", "a08", "a11", "m01", "m02", "d01", "d03", "d04", "f01", "f03", "u01", "u02", "u03", "u04", "u06", "u08"]
+SUBSET = [
+    "p01",
+    "p03",
+    "p09",
+    "p14",
+    "p20",
+    "p26",
+    "p33",
+    "p40",
+    "p47",
+    "p53",
+    "p60",
+    "p66",
+    "a01",
+    "a03",
+    "a04",
+    "a08",
+    "a11",
+    "m01",
+    "m02",
+    "d01",
+    "d03",
+    "d04",
+    "f01",
+    "f03",
+    "u01",
+    "u02",
+    "u03",
+    "u04",
+    "u06",
+    "u08",
+]
 
 
 def chart(tables: list[Table], path: Path) -> None:

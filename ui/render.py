@@ -17,10 +17,9 @@ def escape(text: str | None) -> str:
 
 
 def chat_text(text: str) -> str:
-    """Answer text for the chat: markup characters neutralised, [n] linked to card n."""
-    safe = text.replace("\\", "\\\\")
-    for ch in "<>*_`#|~":
-        safe = safe.replace(ch, "\\" + ch)
+    """Answer text for the chat: no HTML can get through (markdown and $math$ still
+    render), and each [n] links to card n of the sources panel."""
+    safe = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _CITE.sub(lambda m: f"[\\[{m.group(1)}\\]](#source-{m.group(1)})", safe)
 
 
