@@ -71,7 +71,8 @@ class Assistant:
             return self._retriever
 
     def _refresh(self) -> None:
-        catalogue = Catalogue(self.store.papers())
+        exact = self.settings.filter_mode != "chroma"
+        catalogue = Catalogue(*self.store.papers_and_vectors(with_vectors=exact))
         lexical = LexicalIndex.open(self.settings.lexical_dir, catalogue.papers)
         self._retriever = HybridRetriever(self.settings, self.store, self.embedder, catalogue, lexical)
 

@@ -34,8 +34,11 @@ class Stats:
 class Catalogue:
     """Every stored paper, in a fixed order shared with the lexical index."""
 
-    def __init__(self, papers: Sequence[Paper]) -> None:
+    def __init__(self, papers: Sequence[Paper], vectors: np.ndarray | None = None) -> None:
         self.papers: list[Paper] = list(papers)
+        # Row i of `vectors` is paper i's embedding: filtered searches scan exactly the
+        # rows a filter keeps instead of paying Chroma's per-condition `where` cost.
+        self.vectors = vectors if vectors is not None and len(vectors) == len(self.papers) else None
         self.index = {p.id: i for i, p in enumerate(self.papers)}
         n = len(self.papers)
         self._venue = np.array([fold(p.venue) if p.venue else "" for p in self.papers], dtype=object)

@@ -99,6 +99,11 @@ class Settings(BaseSettings):
         ge=0,
         description="Score boost (share of the top score) for papers whose topic the question names.",
     )
+    filter_mode: Literal["auto", "chroma", "exact"] = Field(
+        default="auto",
+        description="Filtered dense search: chroma (a `where` clause inside Chroma), exact (an exact "
+        "scan of the rows the filter keeps, vectors held in memory) or auto (exact).",
+    )
     detect_filters: bool = Field(
         default=True,
         description="Turn venues, years and authors named in the question into filters.",

@@ -46,8 +46,12 @@ def extractive_answer(
     min_score: float,
     per_paper: int = 2,
     relative: float = 0.7,
+    paper_share: float = 0.6,
 ) -> tuple[str, tuple[Citation, ...], tuple[SentenceSupport, ...]] | None:
     """Pick the best sentences (at most `per_paper` from one paper); None when none pass."""
+    # Papers far behind the best in the fused ranking only add noise to so short an answer.
+    top = max((h.score for h in hits), default=0.0)
+    hits = [h for h in hits if h.score >= paper_share * top]
     scored = sorted(score_sentences(question, hits, embedder), key=lambda s: -s.score)
     chosen: list[ScoredSentence] = []
     used: dict[str, int] = {}

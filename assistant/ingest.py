@@ -71,14 +71,19 @@ def ingest(
     paths = list(paths)
     report = IngestReport()
     started = time.perf_counter()
-    lock = write_lock(settings)
     try:
+        lock = write_lock(settings)
         lock.acquire()
     except Timeout:
         raise StoreBusyError(
             f"another ingestion is writing to {store.location} (lock {settings.lock_path}); "
             "wait for it to finish, or set ASSISTANT_LOCK_TIMEOUT_S to wait automatically"
         ) from None
+    except OSError as exc:
+        raise StoreError(
+            f"cannot take the write lock {settings.lock_path}: {exc.strerror or exc}. The data "
+            "folder must be writable (set ASSISTANT_DATA_DIR to a writable folder); nothing was changed."
+        ) from exc
     try:
         if strict:  # validate everything before writing anything
             for _ in iter_papers(paths, strict=True):

@@ -10,7 +10,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import shutil
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -88,7 +90,10 @@ class LexicalIndex:
             except Exception as exc:  # a damaged index is rebuilt, never trusted
                 log.warning("lexical index in %s is unreadable (%s); rebuilding", folder, exc)
         index = cls.build(papers)
-        index.save(folder)
+        try:
+            index.save(folder)
+        except OSError as exc:  # read-only or full disk: search still works from memory
+            log.warning("cannot save the lexical index in %s (%s); it is rebuilt on next start", folder, exc)
         return index
 
     def aligned_to(self, ids: list[str]) -> LexicalIndex:
@@ -102,16 +107,19 @@ class LexicalIndex:
     def save(self, folder: Path) -> None:
         if not self.ids:
             return
-        tmp = folder.with_name(folder.name + ".tmp")
+        tmp = folder.with_name(f"{folder.name}.tmp-{os.getpid()}-{threading.get_ident()}")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         self._retriever.save(str(tmp / "bm25"), show_progress=False)  # type: ignore[attr-defined]
         (tmp / "meta.json").write_text(json.dumps({"fingerprint": fingerprint(self.ids), "ids": self.ids}))
-        old = folder.with_name(folder.name + ".old")
+        old = folder.with_name(f"{folder.name}.old-{os.getpid()}-{threading.get_ident()}")
         shutil.rmtree(old, ignore_errors=True)
-        if folder.exists():
-            folder.rename(old)
-        tmp.rename(folder)
+        try:
+            if folder.exists():
+                folder.rename(old)
+            tmp.rename(folder)
+        except OSError:  # another process saved the same index at the same moment
+            shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(old, ignore_errors=True)
 
     def tokens(self, text: str) -> list[str]:

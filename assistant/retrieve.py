@@ -88,15 +88,22 @@ class HybridRetriever:
         ranked = Ranked()
         n = self.settings.candidates
         vector = self.embedder.encode_one(text)
-        where = None if active.is_empty() else self.catalogue.where(active)
-        for match in self.store.query(vector, n=min(n, matching), where=where):
-            i = self.catalogue.index.get(match.id)
-            if i is not None and mask[i]:
-                ranked.dense[i] = match.score
+        vectors = self.catalogue.vectors
+        if not active.is_empty() and vectors is not None and self.settings.filter_mode != "chroma":
+            rows = np.flatnonzero(mask)
+            sims = vectors[rows] @ vector
+            best = _top(sims, n)
+            ranked.dense = {int(rows[j]): float(sims[j]) for j in best}
+        else:
+            where = None if active.is_empty() else self.catalogue.where(active)
+            for match in self.store.query(vector, n=min(n, matching), where=where):
+                i = self.catalogue.index.get(match.id)
+                if i is not None and mask[i]:
+                    ranked.dense[i] = match.score
         lex = self.lexical.scores(text)
         if lex.size:
             lex = np.where(mask, lex, 0.0)
-            top = np.argsort(-lex)[:n]
+            top = _top(lex, n)
             ranked.lexical = {int(i): float(lex[i]) for i in top if lex[i] > 0}
 
         fused = self._fuse(ranked, topics)
@@ -126,6 +133,14 @@ class HybridRetriever:
                 if any(m[i] for m in masks):
                     fused[i] += boost
         return fused
+
+
+def _top(values: np.ndarray, n: int) -> np.ndarray:
+    """Indices of the n largest values, best first (argpartition: O(N), not a full sort)."""
+    if len(values) <= n:
+        return np.argsort(-values)
+    part = np.argpartition(-values, n)[:n]
+    return part[np.argsort(-values[part])]
 
 
 def _only_new(found: Filters, explicit: Filters) -> Filters:

@@ -177,10 +177,20 @@ class VectorStore:
             yield page["ids"], page["documents"], page["metadatas"], emb
 
     def papers(self) -> list[Paper]:
+        return self.papers_and_vectors(with_vectors=False)[0]
+
+    def papers_and_vectors(self, with_vectors: bool = True) -> tuple[list[Paper], np.ndarray | None]:
+        """Every stored paper, and (optionally) their vectors in the same order."""
         out: list[Paper] = []
-        for ids, docs, metas, _ in self.iter_records():
+        blocks: list[np.ndarray] = []
+        for ids, docs, metas, emb in self.iter_records(with_embeddings=with_vectors):
             out.extend(paper_from_record(i, d, m or {}) for i, d, m in zip(ids, docs, metas))
-        return out
+            if emb is not None and len(emb):
+                blocks.append(emb)
+        if not with_vectors:
+            return out, None
+        vectors = np.concatenate(blocks) if blocks else np.zeros((0, 0), dtype=np.float32)
+        return out, vectors
 
     def query(self, vector: np.ndarray, n: int, where: dict[str, Any] | None = None) -> list[Match]:
         """Nearest papers by cosine, optionally filtered inside Chroma."""

@@ -139,3 +139,21 @@ def test_topic_named_in_the_question_is_boosted(bot) -> None:
 def test_detection_can_be_switched_off(bot) -> None:
     result = bot.search("ICLR 2026 papers on game theory", k=5, detect=False)
     assert result.filters.is_empty() and result.matching == 87
+
+
+def test_exact_and_chroma_filter_paths_agree(seeded_dir) -> None:
+    from assistant import Assistant
+
+    exact = Assistant(data_dir=seeded_dir, backend="extractive", filter_mode="exact")
+    chroma = Assistant(data_dir=seeded_dir, backend="extractive", filter_mode="chroma")
+    assert exact.catalogue.vectors is not None and chroma.catalogue.vectors is None
+    for question, filters in [
+        ("equilibria in games", {"venue": "NeurIPS"}),
+        ("privacy", {"year": "2026"}),
+        ("reinforcement learning", {"topic": "Reinforcement Learning"}),
+        ("bandits", {"year": "2024-2025"}),
+    ]:
+        a = exact.search(question, k=5, filters=filters)
+        b = chroma.search(question, k=5, filters=filters)
+        assert [h.paper.id for h in a] == [h.paper.id for h in b], question
+        assert [round(h.dense_score or 0, 4) for h in a] == [round(h.dense_score or 0, 4) for h in b]

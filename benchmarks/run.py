@@ -1,0 +1,305 @@
+"""`make bench`: speed and scale, each figure against a baseline measured in the same run.
+
+    python -m benchmarks.run                    # 87 seeds, 5,183 SciFact, 100,000 synthetic
+    python -m benchmarks.run --sizes 87,5183    # skip the 100k part (about 6 minutes)
+
+Embedding 100k abstracts on a CPU takes hours, so the 100k store is built through the
+normal ingestion path with precomputed vectors (mixtures of real SciFact embeddings);
+the encoder is measured on a sample. Prints a table per part and writes
+benchmarks/results/bench.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from assistant import Assistant
+from assistant.config import DEFAULT_SEEDS, Settings
+from assistant.corpus import load_papers
+from assistant.embed import Embedder
+from assistant.ingest import ingest
+from assistant.store import VectorStore
+from benchmarks.synth import mixed_vectors, record
+from eval.metrics import percentile
+from eval.questions import SCIFACT
+
+RESULTS = Path(__file__).resolve().parent / "results"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "assistant" / "bench"
+LINES: list[str] = []
+
+
+def say(line: str = "") -> None:
+    print(line, flush=True)
+    LINES.append(line)
+
+
+def timed(fn: Callable[[], object], repeat: int) -> list[float]:
+    out = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+class Lookup:
+    """An embedder that returns precomputed vectors for known texts (benchmarks only)."""
+
+    def __init__(self, table: dict[str, np.ndarray], real: Embedder) -> None:
+        self.table, self.real = table, real
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return np.stack([self.table[t] for t in texts])
+
+    def encode_one(self, text: str) -> np.ndarray:
+        return self.real.encode_one(text)
+
+
+def scifact_vectors(embedder: Embedder) -> tuple[list, np.ndarray]:
+    papers, _ = load_papers([SCIFACT / "corpus.jsonl"])
+    CACHE.mkdir(parents=True, exist_ok=True)
+    path = CACHE / f"scifact-{len(papers)}-{embedder.name}.npy"
+    if path.exists():
+        return papers, np.load(path)
+    say(f"(embedding {len(papers)} SciFact abstracts once; cached in {path})")
+    vectors = embedder.encode([p.abstract for p in papers])
+    np.save(path, vectors)
+    return papers, vectors
+
+
+def encoder_part(tmp: Path, embedder: Embedder, texts: list[str]) -> None:
+    say("## Ingestion against the raw encoder (same 256 SciFact abstracts)")
+    embedder.encode(texts[:16])  # warm up
+    raw = timed(lambda: embedder.encode(texts), 1)[0]
+    corpus = tmp / "sample.jsonl"
+    corpus.write_text("".join(json.dumps({"abstract": t}) + "\n" for t in texts))
+    settings = Settings(data_dir=tmp / "enc", corpus=[], auto_ingest=False)
+    store = VectorStore(settings)
+    first = ingest([corpus], store, embedder, settings)
+    again = ingest([corpus], store, embedder, settings)
+    say("| | seconds | abstracts/s | ratio |")
+    say("|---|---|---|---|")
+    say(f"| raw `SentenceTransformer.encode` | {raw:.1f} | {len(texts) / raw:.1f} | 1.00 |")
+    say(
+        f"| `assistant ingest` (parse, embed, store) | {first.seconds:.1f} | {first.rate:.1f} | "
+        f"{(len(texts) / raw) and first.rate / (len(texts) / raw):.2f} of raw |"
+    )
+    say(f"| of which embedding / store | {first.embed_seconds:.1f} / {first.store_seconds:.1f} | | |")
+    say(f"| re-ingest unchanged | {again.seconds:.2f} | | {again.seconds / first.seconds:.3f} of first |")
+    say()
+
+
+def size_part(
+    label: str,
+    tmp: Path,
+    papers: list,
+    vectors: np.ndarray,
+    embedder: Embedder,
+    queries: list[str],
+    server: str | None = None,
+) -> None:
+    data = tmp / label
+    corpus = data.parent / f"{label}.jsonl"
+    with corpus.open("w") as f:
+        for p in papers:
+            f.write(
+                json.dumps(
+                    {
+                        "abstract": p.abstract,
+                        "title": p.title,
+                        "authors": list(p.authors),
+                        "venue": p.venue,
+                        "year": p.year,
+                        "id": p.external_id,
+                    }
+                )
+                + "\n"
+            )
+    table = {p.abstract.strip(): v for p, v in zip(papers, vectors)}
+    settings = Settings(
+        data_dir=data,
+        corpus=[],
+        auto_ingest=False,
+        store_batch_size=5000,
+        backend="extractive",
+        chroma_url=server,
+    )
+    store = VectorStore(settings)
+    rss0 = peak_mb()
+    report = ingest([corpus], store, Lookup(table, embedder), settings)  # type: ignore[arg-type]
+    t0 = time.perf_counter()
+    bot = Assistant(settings)
+    bot._embedder = embedder
+    bot.search("warm up", k=1)
+    cold = time.perf_counter() - t0
+    qv = embedder.encode(queries)
+    search = [timed(lambda q=q: bot.search(q, k=10, detect=False), 1)[0] for q in queries]
+    one = np.ascontiguousarray(vectors)
+
+    def brute(v: np.ndarray) -> np.ndarray:
+        s = one @ v
+        return np.argpartition(-s, 10)[:10] if len(s) > 10 else np.argsort(-s)
+
+    exact = [timed(lambda v=v: brute(v), 1)[0] for v in qv]
+    hnsw = [timed(lambda v=v: store.query(v, 10), 1)[0] for v in qv]
+    cat = bot.catalogue
+    order = np.array([cat.index[p] for p in [pp.id for pp in papers if pp.id in cat.index]])
+    recall = []
+    for v in qv[:100]:
+        truth = (
+            {cat.papers[i].id for i in np.argsort(-(cat.vectors @ v))[:10]}
+            if cat.vectors is not None
+            else set()
+        )
+        got = {m.id for m in store.query(v, 10)}
+        recall.append(len(truth & got) / 10 if truth else float("nan"))
+    years = sorted({p.year for p in papers if p.year})
+    filtered = {}
+    if years:
+        year = years[len(years) // 2]
+        share = float(np.mean([p.year == year for p in papers]))
+        mask = np.array([p.year == year for p in cat.papers])
+        rows = np.flatnonzero(mask)
+        chroma_bot = Assistant(settings, filter_mode="chroma")
+        chroma_bot._embedder = embedder
+        ours = [
+            timed(lambda q=q: bot.search(q, k=10, filters={"year": year}, detect=False), 1)[0]
+            for q in queries[:50]
+        ]
+        via_chroma = [
+            timed(lambda q=q: chroma_bot.search(q, k=10, filters={"year": year}, detect=False), 1)[0]
+            for q in queries[:50]
+        ]
+        scan = (
+            [timed(lambda v=v: np.argsort(-(cat.vectors[rows] @ v))[:10], 1)[0] for v in qv[:50]]
+            if cat.vectors is not None
+            else [float("nan")]
+        )
+        filtered = {"year": year, "share": share, "ours": ours, "chroma": via_chroma, "scan": scan}
+    del order
+    ms = 1000
+    say(
+        f"## {label}: {len(papers):,} abstracts"
+        + (f" (Chroma server {server})" if server else " (embedded store)")
+    )
+    say("| measure | value | baseline | ratio |")
+    say("|---|---|---|---|")
+    say(f"| store ingest (precomputed vectors) | {report.added / report.seconds:.0f} papers/s | | |")
+    say(f"| cold start `Assistant()` → first search | {cold:.1f} s | | |")
+    p50, p95 = percentile(search, 0.5) * ms, percentile(search, 0.95) * ms
+    e50 = percentile(exact, 0.5) * ms
+    say(
+        f"| `search` end-to-end p50 / p95 (embed + dense + BM25 + fusion) | {p50:.1f} / {p95:.1f} ms | "
+        f"exact numpy dense scan p50 {e50:.2f} ms | {p50 / e50:.1f}× |"
+    )
+    say(
+        f"| dense HNSW query p50 | {percentile(hnsw, 0.5) * ms:.2f} ms | exact scan {e50:.2f} ms | "
+        f"{percentile(hnsw, 0.5) / percentile(exact, 0.5):.2f}× |"
+    )
+    say(f"| HNSW recall@10 against the exact scan | {np.nanmean(recall):.3f} | 1.000 | |")
+    if filtered:
+        f50 = percentile(filtered["ours"], 0.5) * ms
+        c50 = percentile(filtered["chroma"], 0.5) * ms
+        s50 = percentile(filtered["scan"], 0.5) * ms
+        say(
+            f"| filtered `search` year={filtered['year']} ({filtered['share']:.0%} of rows) p50 | {f50:.1f} ms | "
+            f"Chroma `where` path {c50:.1f} ms | {f50 / c50:.2f}× |"
+        )
+        say(f"| (dense part: exact scan of the kept rows) | {s50:.2f} ms | | |")
+    say(f"| peak RSS | {peak_mb():.0f} MB (was {rss0:.0f} MB before) | | |")
+    say()
+
+
+def start_server(path: Path) -> tuple[subprocess.Popen[bytes], str]:
+    import socket
+
+    import httpx
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    chroma = str(Path(sys.executable).with_name("chroma"))
+    proc = subprocess.Popen(
+        [chroma, "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=dict(os.environ, ANONYMIZED_TELEMETRY="False"),
+    )
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(200):
+        try:
+            if httpx.get(f"{url}/api/v2/heartbeat", timeout=1).status_code == 200:
+                return proc, url
+        except httpx.HTTPError:
+            time.sleep(0.3)
+    proc.kill()
+    raise RuntimeError("chroma run did not start")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="87,5183,100000")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--no-server", action="store_true")
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    started = time.perf_counter()
+    embedder = Embedder(Settings().resolved_embedder_path(), 64, 0)
+    sf_papers, sf_vectors = scifact_vectors(embedder)
+    queries = [json.loads(line)["text"] for line in (SCIFACT / "queries_test.jsonl").read_text().splitlines()]
+    queries = queries[: args.queries]
+    with tempfile.TemporaryDirectory() as tmpdir:
+        tmp = Path(tmpdir)
+        say(
+            f"# Benchmarks ({os.cpu_count()} CPUs; `python -m benchmarks.run {' '.join(argv or sys.argv[1:])}`)\n"
+        )
+        encoder_part(tmp, embedder, [p.abstract for p in sf_papers[:256]])
+        if 87 in sizes:
+            seeds, _ = load_papers([DEFAULT_SEEDS])
+            size_part("seeds", tmp, seeds, embedder.encode([p.abstract for p in seeds]), embedder, queries)
+        if 5183 in sizes:
+            size_part("scifact", tmp, sf_papers, sf_vectors, embedder, queries)
+            if not args.no_server:
+                proc, url = start_server(tmp / "server-db")
+                try:
+                    size_part("scifact-server", tmp, sf_papers, sf_vectors, embedder, queries, server=url)
+                finally:
+                    proc.send_signal(signal.SIGTERM)
+                    proc.wait(timeout=30)
+        big = [s for s in sizes if s > 10_000]
+        for n in big:
+            import random
+
+            from assistant.corpus import record_to_paper
+
+            rng = random.Random(0)
+            papers = [record_to_paper(record(rng, i), f"synthetic:{i}") for i in range(n)]
+            vectors = mixed_vectors(sf_vectors, n)
+            size_part(f"synthetic-{n // 1000}k", tmp, papers, vectors, embedder, queries)
+            shutil.rmtree(tmp / f"synthetic-{n // 1000}k", ignore_errors=True)
+    say(f"Total benchmark time: {time.perf_counter() - started:.0f} s")
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "bench.md").write_text("\n".join(LINES) + "\n")
+    print(f"wrote {RESULTS / 'bench.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

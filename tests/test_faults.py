@@ -1,0 +1,225 @@
+"""Injected faults: kill -9 during ingestion, two writers, a Chroma server that goes away,
+a full or read-only disk. Each ends with the store holding exactly what it should."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from assistant import Assistant
+from assistant.errors import StoreError
+from benchmarks.synth import write_corpus
+from tests.conftest import free_port
+
+ASSISTANT = str(Path(sys.executable).with_name("assistant"))
+
+
+def env_for(data: Path, **extra: str) -> dict[str, str]:
+    return dict(
+        os.environ,
+        ASSISTANT_DATA_DIR=str(data),
+        ASSISTANT_CORPUS="[]",
+        ASSISTANT_BACKEND="extractive",
+        ASSISTANT_STORE_BATCH_SIZE="16",
+        ASSISTANT_TORCH_THREADS="1",
+        **extra,
+    )
+
+
+def check_exactly(data: Path, corpus: Path, n: int) -> None:
+    bot = Assistant(data_dir=data, corpus=[], auto_ingest=False, backend="extractive")
+    ids = bot.store.ids()
+    assert len(ids) == n == bot.store.count()
+    externals = sorted(p.external_id or "" for p in bot.store.papers())
+    assert externals == sorted(f"syn-{i}" for i in range(n))  # nothing lost, nothing twice
+    first = json.loads(corpus.read_text().splitlines()[n // 2])
+    hit = bot.search(first["abstract"][:300], k=1, detect=False)[0]
+    assert hit.paper.external_id == first["id"]  # dense and lexical indexes are consistent
+
+
+@pytest.mark.slow
+def test_kill_9_during_ingestion_twenty_times_then_resume(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "corpus.jsonl", 160, seed=1)
+    data = tmp_path / "data"
+    rng = random.Random(7)
+    kills = 0
+    counts = []
+    for _ in range(20):
+        proc = subprocess.Popen(
+            [ASSISTANT, "ingest", "--quiet", str(corpus)],
+            env=env_for(data),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(rng.uniform(2.0, 9.0))
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+            kills += 1
+        proc.wait()
+        if (data / "chroma").exists():
+            # Read in a separate process: an embedded Chroma client caches segment state,
+            # so this test process must not hold the store open while others write to it.
+            stats = subprocess.run(
+                [ASSISTANT, "stats", "--json"], env=env_for(data), capture_output=True, text=True, timeout=300
+            )
+            assert stats.returncode == 0, stats.stderr
+            counts.append(json.loads(stats.stdout)["papers"])
+    assert kills >= 15, kills
+    assert counts == sorted(counts)  # each resumed run only added
+    done = subprocess.run(
+        [ASSISTANT, "ingest", "--quiet", str(corpus)],
+        env=env_for(data),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    check_exactly(data, corpus, 160)
+    again = subprocess.run(
+        [ASSISTANT, "ingest", "--quiet", str(corpus)],
+        env=env_for(data),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert "0 added, 160 already stored" in again.stdout
+
+
+@pytest.mark.slow
+def test_two_ingestions_at_once_the_second_is_refused(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "corpus.jsonl", 120, seed=2)
+    data = tmp_path / "data"
+    log = tmp_path / "first.log"
+    with log.open("w") as err:
+        first = subprocess.Popen(
+            [ASSISTANT, "ingest", str(corpus)], env=env_for(data), stdout=subprocess.DEVNULL, stderr=err
+        )
+        deadline = time.time() + 120
+        while "embedding" not in log.read_text() and time.time() < deadline:
+            time.sleep(0.2)
+        second = subprocess.run(
+            [ASSISTANT, "ingest", "--quiet", str(corpus)],
+            env=env_for(data),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert first.wait(timeout=600) == 0
+    assert second.returncode == 1
+    assert "another ingestion is writing" in second.stderr and "Traceback" not in second.stderr
+    check_exactly(data, corpus, 120)
+
+
+def _start_chroma(path: Path, port: int) -> subprocess.Popen[bytes]:
+    chroma = str(Path(sys.executable).with_name("chroma"))
+    proc = subprocess.Popen(
+        [chroma, "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=dict(os.environ, ANONYMIZED_TELEMETRY="False"),
+    )
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            time.sleep(0.3)
+    proc.kill()
+    raise RuntimeError("chroma did not start")
+
+
+@pytest.mark.server
+def test_chroma_server_stops_mid_session_and_comes_back(tmp_path: Path, seeded_dir: Path) -> None:
+    port = free_port()
+    proc = _start_chroma(tmp_path / "db", port)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        bot = Assistant(chroma_url=url, data_dir=tmp_path / "data", backend="extractive")
+        assert bot.search("What is PrivateSeal?", k=1)[0].paper.abstract.startswith("Diffusion-driven")
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+        with pytest.raises(StoreError, match=f"Chroma server at {url}"):
+            bot.search("What is GRAPE?", k=1)
+        proc = _start_chroma(tmp_path / "db", port)
+        # The same Assistant, no restart: the next question works.
+        assert bot.search("What is GRAPE?", k=1)[0].paper.abstract.startswith("We present GRAPE")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.fixture()
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    result = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", str(mount)], capture_output=True
+    )
+    if result.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (needs root)")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_full_disk_during_ingestion_is_a_clear_error_and_loses_nothing(
+    small_disk: Path, tmp_path: Path
+) -> None:
+    first = write_corpus(tmp_path / "a.jsonl", 40, seed=3)
+    more = write_corpus(tmp_path / "b.jsonl", 200, seed=4, start=40)
+    data = small_disk / "data"
+    bot = Assistant(data_dir=data, corpus=[], auto_ingest=False, backend="extractive", store_batch_size=16)
+    assert bot.ingest([first]).added == 40
+    filler = small_disk / "filler"
+    subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=1M", "count=64"], capture_output=True)
+    with pytest.raises(StoreError) as excinfo:
+        bot.ingest([more])
+    message = str(excinfo.value)
+    assert "space" in message.lower() or "disk" in message.lower() or "full" in message.lower(), message
+    filler.unlink()
+    reopened = Assistant(data_dir=data, corpus=[], auto_ingest=False, backend="extractive")
+    assert reopened.store.count() >= 40
+    assert reopened.search("Paper 7: synthetic", k=3, detect=False)
+    reopened.ingest([first, more])  # the same command again resumes
+    assert reopened.store.count() == 240
+
+
+def test_read_only_data_folder_is_a_clear_error(small_disk: Path, tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "a.jsonl", 30, seed=5)
+    more = write_corpus(tmp_path / "b.jsonl", 30, seed=6, start=30)
+    data = small_disk / "data"
+    bot = Assistant(data_dir=data, corpus=[], auto_ingest=False, backend="extractive")
+    assert bot.ingest([corpus]).added == 30
+    view = tmp_path / "read-only-view"
+    view.mkdir()
+    subprocess.run(["mount", "--bind", str(small_disk), str(view)], check=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(view)], check=True)
+        with pytest.raises(StoreError) as excinfo:
+            Assistant(data_dir=view / "data", corpus=[], auto_ingest=False, backend="extractive").ingest(
+                [more]
+            )
+        message = str(excinfo.value)
+        assert "writable" in message and "ASSISTANT_DATA_DIR" in message and "Traceback" not in message
+    finally:
+        subprocess.run(["umount", "-l", str(view)], check=False)
+    assert Assistant(data_dir=data, corpus=[], auto_ingest=False).store.count() == 30
+
+
+def test_data_folder_that_is_a_file_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the data folder should be")
+    with pytest.raises(StoreError, match="ASSISTANT_DATA_DIR"):
+        Assistant(data_dir=blocker / "data", backend="extractive").search("anything")
