@@ -16,8 +16,6 @@ import json
 import os
 import resource
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,6 +30,7 @@ from assistant.corpus import load_papers
 from assistant.embed import Embedder
 from assistant.ingest import ingest
 from assistant.store import VectorStore
+from benchmarks.servers import start_chroma, stop
 from benchmarks.synth import mixed_vectors, record
 from eval.metrics import percentile
 from eval.questions import SCIFACT
@@ -227,32 +226,6 @@ def size_part(
     say()
 
 
-def start_server(path: Path) -> tuple[subprocess.Popen[bytes], str]:
-    import socket
-
-    import httpx
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    chroma = str(Path(sys.executable).with_name("chroma"))
-    proc = subprocess.Popen(
-        [chroma, "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=dict(os.environ, ANONYMIZED_TELEMETRY="False"),
-    )
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(200):
-        try:
-            if httpx.get(f"{url}/api/v2/heartbeat", timeout=1).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            time.sleep(0.3)
-    proc.kill()
-    raise RuntimeError("chroma run did not start")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="87,5183,100000")
@@ -277,12 +250,11 @@ def main(argv: list[str] | None = None) -> int:
         if 5183 in sizes:
             size_part("scifact", tmp, sf_papers, sf_vectors, embedder, queries)
             if not args.no_server:
-                proc, url = start_server(tmp / "server-db")
+                proc, url = start_chroma(tmp / "server-db")
                 try:
                     size_part("scifact-server", tmp, sf_papers, sf_vectors, embedder, queries, server=url)
                 finally:
-                    proc.send_signal(signal.SIGTERM)
-                    proc.wait(timeout=30)
+                    stop(proc)
         big = [s for s in sizes if s > 10_000]
         for n in big:
             import random

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
+
+from benchmarks.servers import free_port, start_chroma, stop
+
+__all__ = ["SCIFACT", "SEEDS", "free_port"]
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -21,12 +20,6 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = ROOT / "seeds"
 SCIFACT = ROOT.parent / "shared" / "benchmarks" / "scifact"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="session")
@@ -61,35 +54,6 @@ def bot(seeded_dir: Path):  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="session")
 def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real `chroma run` on 127.0.0.1, stopped at the end of the session."""
-    chroma = Path(sys.executable).with_name("chroma")
-    path = tmp_path_factory.mktemp("chroma-server")
-    port = free_port()
-    env = dict(os.environ, ANONYMIZED_TELEMETRY="False")
-    log = open(path / "server.log", "wb")
-    proc = subprocess.Popen(
-        [str(chroma), "run", "--path", str(path / "db"), "--host", "127.0.0.1", "--port", str(port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env=env,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            if httpx.get(f"{url}/api/v2/heartbeat", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        if proc.poll() is not None:
-            raise RuntimeError(f"chroma run exited: {(path / 'server.log').read_text()[-2000:]}")
-        time.sleep(0.3)
-    else:
-        proc.terminate()
-        raise RuntimeError("chroma run did not answer within 60 s")
+    proc, url = start_chroma(tmp_path_factory.mktemp("chroma-server") / "db")
     yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    stop(proc)

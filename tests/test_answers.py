@@ -6,14 +6,12 @@ from __future__ import annotations
 import http.server
 import os
 import socket
-import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from assistant import Answer, Assistant
@@ -21,7 +19,8 @@ from assistant.checker import Checker
 from assistant.errors import ConfigError, LLMError, QuestionError
 from assistant.generate import checked_stream
 from assistant.models import MODELS, models_dir
-from tests.conftest import SEEDS, free_port
+from benchmarks.servers import free_port, start, stop
+from tests.conftest import SEEDS
 
 PRIVATESEAL = "d3ac31225e64f604"
 GRAPE = "102f5d78cdaf5343"
@@ -149,7 +148,8 @@ def llm_server() -> Iterator[str]:
         pytest.skip("run `make models`")
     port = free_port()
     model = models_dir() / MODELS["qwen2.5-coder-0.5b"].filename
-    proc = subprocess.Popen(
+    url = f"http://127.0.0.1:{port}/v1"
+    proc = start(
         [
             sys.executable,
             "-m",
@@ -167,26 +167,11 @@ def llm_server() -> Iterator[str]:
             "--model_alias",
             "local-qwen",
         ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        f"{url}/models",
         env=dict(os.environ, OMP_WAIT_POLICY="PASSIVE"),
     )
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        try:
-            if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.5)
-        if proc.poll() is not None:
-            pytest.fail("llama_cpp.server exited at start")
     yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    stop(proc)
 
 
 def test_openai_backend_answers_through_a_local_server(bot, llm_server: str) -> None:

@@ -13,13 +13,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from assistant import Assistant
 from assistant.errors import StoreError
+from benchmarks.servers import free_port, start_chroma
 from benchmarks.synth import write_corpus
-from tests.conftest import free_port
 
 ASSISTANT = str(Path(sys.executable).with_name("assistant"))
 
@@ -120,30 +119,10 @@ def test_two_ingestions_at_once_the_second_is_refused(tmp_path: Path) -> None:
     check_exactly(data, corpus, 120)
 
 
-def _start_chroma(path: Path, port: int) -> subprocess.Popen[bytes]:
-    chroma = str(Path(sys.executable).with_name("chroma"))
-    proc = subprocess.Popen(
-        [chroma, "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=dict(os.environ, ANONYMIZED_TELEMETRY="False"),
-    )
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            time.sleep(0.3)
-    proc.kill()
-    raise RuntimeError("chroma did not start")
-
-
 @pytest.mark.server
 def test_chroma_server_stops_mid_session_and_comes_back(tmp_path: Path, seeded_dir: Path) -> None:
     port = free_port()
-    proc = _start_chroma(tmp_path / "db", port)
-    url = f"http://127.0.0.1:{port}"
+    proc, url = start_chroma(tmp_path / "db", port)
     try:
         bot = Assistant(chroma_url=url, data_dir=tmp_path / "data", backend="extractive")
         assert bot.search("What is PrivateSeal?", k=1)[0].paper.abstract.startswith("Diffusion-driven")
@@ -151,7 +130,7 @@ def test_chroma_server_stops_mid_session_and_comes_back(tmp_path: Path, seeded_d
         proc.wait(timeout=30)
         with pytest.raises(StoreError, match=f"Chroma server at {url}"):
             bot.search("What is GRAPE?", k=1)
-        proc = _start_chroma(tmp_path / "db", port)
+        proc, _ = start_chroma(tmp_path / "db", port)
         # The same Assistant, no restart: the next question works.
         assert bot.search("What is GRAPE?", k=1)[0].paper.abstract.startswith("We present GRAPE")
     finally:

@@ -7,15 +7,14 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.conftest import SEEDS, free_port
+from benchmarks.servers import free_port, start, stop
+from tests.conftest import SEEDS
 from ui import render
 from ui.app import respond
 
@@ -97,26 +96,12 @@ def app_url(seeded_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
     assistant = str(Path(sys.executable).with_name("assistant"))
     subprocess.run([assistant, "ingest", "--quiet", str(extra)], env=env, check=True, capture_output=True)
     port = free_port()
-    log = open(data.parent / "app.log", "wb")
-    proc = subprocess.Popen(
-        [assistant, "serve", "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT
-    )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 180
-    while time.time() < deadline:
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.5)
-        if proc.poll() is not None:
-            pytest.fail((data.parent / "app.log").read_text()[-3000:])
+    proc = start(
+        [assistant, "serve", "--port", str(port)], url, env=env, timeout=180, log=data.parent / "app.log"
+    )
     yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    stop(proc)
 
 
 @pytest.fixture()
