@@ -89,13 +89,21 @@ class Settings(BaseSettings):
     k: int = Field(default=5, ge=1, le=100, description="Hits returned by default.")
     max_k: int = Field(default=100, ge=1, description="Largest k a caller may ask for.")
     candidates: int = Field(
-        default=50, ge=1, description="Candidates taken from each retriever before fusion."
+        default=100, ge=1, description="Candidates taken from each retriever before fusion."
     )
-    dense_weight: float = Field(default=1.0, ge=0, description="Weight of the dense ranking in fusion.")
-    lexical_weight: float = Field(default=1.0, ge=0, description="Weight of the BM25 ranking in fusion.")
+    fusion: Literal["convex", "rrf"] = Field(
+        default="convex",
+        description="convex: dense_share × dense + (1 − dense_share) × BM25, each min-max "
+        "normalised over its candidates (tuned on SciFact train); rrf: weighted reciprocal-rank fusion.",
+    )
+    dense_share: float = Field(
+        default=0.4, ge=0, le=1, description="Weight of the dense score in convex fusion."
+    )
+    dense_weight: float = Field(default=1.0, ge=0, description="Weight of the dense ranking in RRF fusion (0: BM25 only).")
+    lexical_weight: float = Field(default=1.0, ge=0, description="Weight of the BM25 ranking in RRF fusion (0: dense only).")
     rrf_k: int = Field(default=60, ge=1, description="Reciprocal-rank-fusion constant.")
     topic_boost: float = Field(
-        default=0.15,
+        default=0.3,
         ge=0,
         description="Score boost (share of the top score) for papers whose topic the question names.",
     )

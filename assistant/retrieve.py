@@ -123,9 +123,16 @@ class HybridRetriever:
     def _fuse(self, ranked: Ranked, topics: tuple[str, ...]) -> dict[int, float]:
         s = self.settings
         fused: dict[int, float] = {}
-        for weight, scores in ((s.dense_weight, ranked.dense), (s.lexical_weight, ranked.lexical)):
-            for rank, i in enumerate(sorted(scores, key=lambda i: -scores[i]), start=1):
-                fused[i] = fused.get(i, 0.0) + weight / (s.rrf_k + rank)
+        if s.fusion == "convex" and s.dense_weight > 0 and s.lexical_weight > 0:
+            for weight, scores in ((s.dense_share, ranked.dense), (1 - s.dense_share, ranked.lexical)):
+                for i, value in _minmax(scores).items():
+                    fused[i] = fused.get(i, 0.0) + weight * value
+        else:  # RRF; also what a zero weight (dense only, BM25 only) means
+            for weight, scores in ((s.dense_weight, ranked.dense), (s.lexical_weight, ranked.lexical)):
+                if weight <= 0:
+                    continue
+                for rank, i in enumerate(sorted(scores, key=lambda i: -scores[i]), start=1):
+                    fused[i] = fused.get(i, 0.0) + weight / (s.rrf_k + rank)
         if topics and fused and s.topic_boost > 0:
             boost = s.topic_boost * max(fused.values())
             masks = [self.catalogue.topic_mask(t) for t in topics]
@@ -133,6 +140,17 @@ class HybridRetriever:
                 if any(m[i] for m in masks):
                     fused[i] += boost
         return fused
+
+
+def _minmax(scores: dict[int, float]) -> dict[int, float]:
+    """Scores rescaled to 0..1 over the candidates (the weakest candidate gets 0)."""
+    if not scores:
+        return {}
+    lo, hi = min(scores.values()), max(scores.values())
+    span = hi - lo
+    if span <= 1e-9:
+        return dict.fromkeys(scores, 1.0)
+    return {i: (v - lo) / span for i, v in scores.items()}
 
 
 def _top(values: np.ndarray, n: int) -> np.ndarray:
