@@ -99,8 +99,12 @@ class Settings(BaseSettings):
     dense_share: float = Field(
         default=0.4, ge=0, le=1, description="Weight of the dense score in convex fusion."
     )
-    dense_weight: float = Field(default=1.0, ge=0, description="Weight of the dense ranking in RRF fusion (0: BM25 only).")
-    lexical_weight: float = Field(default=1.0, ge=0, description="Weight of the BM25 ranking in RRF fusion (0: dense only).")
+    dense_weight: float = Field(
+        default=1.0, ge=0, description="Weight of the dense ranking in RRF fusion (0: BM25 only)."
+    )
+    lexical_weight: float = Field(
+        default=1.0, ge=0, description="Weight of the BM25 ranking in RRF fusion (0: dense only)."
+    )
     rrf_k: int = Field(default=60, ge=1, description="Reciprocal-rank-fusion constant.")
     topic_boost: float = Field(
         default=0.3,
