@@ -57,6 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default=None)
     p.add_argument("--port", type=int, default=None)
     sub.add_parser("repl", help="ask questions in the terminal")
+    p = sub.add_parser("eval", help="evaluate retrieval and answers (seed questions, SciFact)")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="passed to `python -m eval.run`")
+    p = sub.add_parser("bench", help="speed and scale benchmarks")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="passed to `python -m benchmarks.run`")
     return parser
 
 
@@ -77,6 +81,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from assistant.api import Assistant
+
+    if args.command in ("eval", "bench"):
+        try:
+            module = __import__("eval.run" if args.command == "eval" else "benchmarks.run", fromlist=["main"])
+        except ImportError:
+            raise AssistantError(
+                f"`assistant {args.command}` runs from a source checkout (make {args.command})"
+            ) from None
+        return int(module.main(list(args.args)))
 
     bot = Assistant()
     if args.command == "ingest":
