@@ -6,6 +6,7 @@ when a model's answer fails the citation check.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,8 +83,13 @@ def extractive_answer(
     return " ".join(parts), tuple(citations), tuple(support)
 
 
+_BRACKETED_NUMBER = re.compile(r"\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
+
+
 def cite(sentence: str, numbers: tuple[int, ...]) -> str:
-    """'A claim.' -> 'A claim [1].'"""
+    """'A claim.' -> 'A claim [1].' A bracketed number quoted from an abstract
+    ('Arrow and Debreu [1954]') becomes '(1954)' so it cannot pass for a citation."""
+    sentence = _BRACKETED_NUMBER.sub(r"(\1)", sentence)
     marks = "".join(f"[{n}]" for n in numbers)
     if not marks:
         return sentence

@@ -249,3 +249,12 @@ def test_openai_backend_needs_explicit_configuration(bot) -> None:
 def test_too_long_question_names_the_limit(bot) -> None:
     with pytest.raises(QuestionError, match="2,000"):
         bot.ask("x" * 5000, backend="extractive")
+
+
+def test_bracketed_years_in_abstracts_do_not_look_like_citations() -> None:
+    from assistant.extractive import cite
+
+    assert (
+        cite("Since Arrow and Debreu [1954] it is known.", (2,))
+        == "Since Arrow and Debreu (1954) it is known [2]."
+    )
