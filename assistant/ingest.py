@@ -89,13 +89,10 @@ def ingest(
             for _ in iter_papers(paths, strict=True):
                 pass
         existing = store.ids()
-        stored_sources: dict[str, tuple[str, ...]] = {}
-        if existing:
-            stored_sources = {p.id: p.sources for p in store.papers()} if len(existing) < 200_000 else {}
         total = _count_new(paths, existing) if progress else None
         bar = _progress(total) if progress else None
         pending: dict[str, Paper] = {}
-        source_updates: dict[str, tuple[str, ...]] = {}
+        seen_again: dict[str, tuple[str, ...]] = {}  # sources of papers already stored
 
         def flush() -> None:
             if not pending:
@@ -110,8 +107,6 @@ def ingest(
             report.store_seconds += t2 - t1
             report.added += len(batch)
             existing.update(pending)
-            for p in batch:
-                stored_sources[p.id] = p.sources
             if bar is not None:
                 bar.update(len(batch))
             pending.clear()
@@ -122,17 +117,14 @@ def ingest(
                 pending[paper.id] = merge(pending[paper.id], paper)
             elif paper.id in existing:
                 report.skipped += 1
-                known = source_updates.get(paper.id, stored_sources.get(paper.id, ()))
-                new = tuple(s for s in paper.sources if s not in known)
-                if new and paper.id in stored_sources:
-                    source_updates[paper.id] = known + new
+                known = seen_again.get(paper.id, ())
+                seen_again[paper.id] = known + tuple(s for s in paper.sources if s not in known)
             else:
                 pending[paper.id] = paper
                 if len(pending) >= settings.store_batch_size:
                     flush()
         flush()
-        store.set_sources(source_updates)
-        report.sources_updated = len(source_updates)
+        report.sources_updated = store.add_sources(seen_again)
         if bar is not None:
             bar.close()
     except OSError as exc:

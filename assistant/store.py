@@ -229,17 +229,27 @@ class VectorStore:
         ]
         self._call("could not be written", self._li.add, nodes)
 
-    def set_sources(self, updates: dict[str, tuple[str, ...]]) -> None:
-        if not updates:
-            return
-        ids = list(updates)
-        current = self._call("cannot be read", self._collection.get, ids=ids, include=["metadatas"])
-        metas = []
-        for pid, meta in zip(current["ids"], current["metadatas"]):
-            meta = dict(meta or {})
-            meta["sources"] = json.dumps(list(updates[pid]))
-            metas.append(meta)
-        self._call("could not be written", self._collection.update, ids=current["ids"], metadatas=metas)
+    def add_sources(self, seen: dict[str, tuple[str, ...]]) -> int:
+        """Record further sources of stored papers; reads only those papers' metadata.
+        Returns how many papers gained a source."""
+        ids = list(seen)
+        changed = 0
+        for start in range(0, len(ids), PAGE):
+            page = ids[start : start + PAGE]
+            current = self._call("cannot be read", self._collection.get, ids=page, include=["metadatas"])
+            update_ids, metas = [], []
+            for pid, meta in zip(current["ids"], current["metadatas"]):
+                meta = dict(meta or {})
+                known = tuple(json.loads(meta.get("sources", "[]")))
+                new = tuple(s for s in seen[pid] if s not in known)
+                if new:
+                    meta["sources"] = json.dumps(list(known + new))
+                    update_ids.append(pid)
+                    metas.append(meta)
+            if update_ids:
+                self._call("could not be written", self._collection.update, ids=update_ids, metadatas=metas)
+                changed += len(update_ids)
+        return changed
 
     def delete(self, ids: Sequence[str]) -> None:
         if ids:
