@@ -54,6 +54,7 @@ class Catalogue:
                 if t:
                     self.topics.setdefault(fold(t), t)
         self.n = n
+        self._name_parts: dict[str, set[str]] | None = None
 
     def __len__(self) -> int:
         return self.n
@@ -138,6 +139,30 @@ class Catalogue:
         key = fold(topic)
         return np.fromiter((key in t for t in self._topics), dtype=bool, count=self.n)
 
+    def no_area_mask(self) -> np.ndarray:
+        """Papers with no research area, in files whose other papers have one."""
+        with_areas = {_file(s) for p in self.papers if p.area for s in p.sources}
+        return np.fromiter(
+            (not p.area and any(_file(s) in with_areas for s in p.sources) for p in self.papers),
+            dtype=bool,
+            count=self.n,
+        )
+
+    def authors_with_part(self, part: str) -> set[str]:
+        """Authors one of whose names (first name, surname) is `part` (folded)."""
+        if self._name_parts is None:
+            index: dict[str, set[str]] = {}
+            for key, name in self.authors.items():
+                for token in key.split():
+                    if len(token) >= 3:
+                        index.setdefault(token, set()).add(name)
+            self._name_parts = index
+        return self._name_parts.get(part, set())
+
+    def papers_with_author_part(self, part: str) -> int:
+        names = {fold(a) for a in self.authors_with_part(part)}
+        return sum(1 for authors in self._authors if authors & names)
+
     def stats(self) -> Stats:
         return Stats(
             papers=self.n,
@@ -147,3 +172,8 @@ class Catalogue:
             authors=len(self.authors),
             venue_names=len(self.venues),
         )
+
+
+def _file(source: str) -> str:
+    """'listing.txt:12' -> 'listing.txt'."""
+    return source.rsplit(":", 1)[0]

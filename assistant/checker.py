@@ -1,10 +1,13 @@
 """The citation check: every [n] must name a given source that supports its sentence.
 
 Each answer sentence is compared (bundled embedder, cosine) with every sentence
-of every given abstract. A supported sentence keeps its citation; one better
-supported by another source is re-cited to it; one that no source supports is
-marked unsupported. Citation numbers are renumbered in order of first use, so
-the answer's citations are exactly the numbers in its text.
+of every given abstract (instruction-like sentences excluded: they are data, not
+evidence). A sentence counts as supported only if it is close enough in meaning
+AND shares a content word with its evidence sentence: "PWNED [1]." shares none.
+A supported sentence keeps its citation; one better supported by another source
+is re-cited to it; one that no source supports is marked unsupported. Citation
+numbers are renumbered in order of first use, so the answer's citations are
+exactly the numbers in its text.
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from assistant.embed import Embedder
+from assistant.evidence import evidence_sentences
 from assistant.extractive import cite
-from assistant.text import split_sentences
+from assistant.text import fold
 from assistant.types import Citation, Hit, SentenceSupport
 
 MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;]\s*\d+)*)\]")
@@ -43,11 +47,12 @@ class Checker:
     results: list[SentenceSupport] = field(default_factory=list)
     removed: int = 0
     recited: int = 0
+    _folded: dict[int, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self._sentences = [split_sentences(h.paper.abstract) or [h.paper.abstract] for h in self.sources]
+        self._sentences = [evidence_sentences(h.paper.abstract) for h in self.sources]
         flat = [s for group in self._sentences for s in group]
-        vectors = self.embedder.encode(flat) if flat else np.zeros((0, 1), dtype=np.float32)
+        vectors = self.embedder.encode_cached(flat) if flat else np.zeros((0, 1), dtype=np.float32)
         start = 0
         for group in self._sentences:
             self._vectors.append(vectors[start : start + len(group)])
@@ -61,10 +66,15 @@ class Checker:
         valid = [n for n in dict.fromkeys(given) if 1 <= n <= len(self.sources)]
         self.removed += len(given) - len(valid)
         vector = self.embedder.encode_one(body)
-        support = [float(np.max(v @ vector)) if len(v) else -1.0 for v in self._vectors]
+        words = content_words(body)
+        support = [
+            float(np.max(v @ vector)) if len(v) and self._shares_words(i, words) else -1.0
+            for i, v in enumerate(self._vectors)
+        ]
         best = int(np.argmax(support)) if support else -1
         kept = [n for n in valid if support[n - 1] >= self.threshold]
         note = None
+        recited = False
         if (
             best >= 0
             and support[best] >= self.threshold
@@ -72,6 +82,7 @@ class Checker:
         ):
             if valid and (best + 1) not in kept:
                 self.recited += 1
+                recited = True
                 note = f"re-cited from {valid} to [{best + 1}]"
             elif not valid:
                 note = f"citation [{best + 1}] added"
@@ -89,8 +100,19 @@ class Checker:
         if evidence_source >= 0 and len(self._vectors[evidence_source]):
             idx = int(np.argmax(self._vectors[evidence_source] @ vector))
             evidence = self._sentences[evidence_source][idx]
-        self.results.append(SentenceSupport(body, numbers, round(score, 4), evidence, supported, note))
+        self.results.append(
+            SentenceSupport(body, numbers, round(max(score, 0.0), 4), evidence, supported, note, recited)
+        )
         return cite(body, numbers)
+
+    def _shares_words(self, source: int, words: set[str]) -> bool:
+        """Does the sentence share a content word with this source's abstract?"""
+        if not words:
+            return False
+        text = self._folded.get(source)
+        if text is None:
+            text = self._folded[source] = " ".join(fold(s) for s in self._sentences[source])
+        return any(w in text for w in words)
 
     def _number(self, given: int) -> int:
         if given not in self.numbering:
@@ -108,3 +130,17 @@ class Checker:
         if not self.results:
             return 0.0
         return sum(r.supported for r in self.results) / len(self.results)
+
+
+_WORD = re.compile(r"[a-z][a-z0-9\-]{3,}")
+_COMMON = frozenset(
+    """this that these those with from into their there which what when where while about paper
+    papers work works study studies method methods approach approaches propose proposes proposed
+    show shows shown also such than then them they have has been being were will would could should
+    answer question abstract abstracts source sources cite cited following based using used""".split()
+)
+
+
+def content_words(sentence: str) -> set[str]:
+    """Stems (first five letters) of a sentence's content words."""
+    return {w[:5] for w in _WORD.findall(fold(sentence)) if w not in _COMMON}

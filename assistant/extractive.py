@@ -1,72 +1,64 @@
-"""The extractive backend: the most relevant sentences of the top abstracts, cited.
+"""The extractive answer: the abstract sentences closest to the question, cited.
 
-No LLM. It is always available and it is what `ask` falls back to (and says so)
-when a model's answer fails the citation check.
+No LLM. It is always available; model answerers fall back to it (and say so) when
+the model refuses although the evidence supports an answer, or when the model's
+sentences fail the citation check.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
+from assistant.types import Citation, SentenceSupport
 
-from assistant.embed import Embedder
-from assistant.text import split_sentences
-from assistant.types import REFUSAL, Answer, Citation, Hit, SentenceSupport
-
-
-@dataclass(frozen=True)
-class ScoredSentence:
-    hit: Hit
-    text: str
-    score: float
+if TYPE_CHECKING:
+    from assistant.evidence import ScoredSentence
 
 
-def score_sentences(question: str, hits: list[Hit], embedder: Embedder) -> list[ScoredSentence]:
-    """Every sentence of the hits' abstracts, scored by cosine with the question."""
-    pairs = [(hit, s) for hit in hits for s in split_sentences(hit.paper.abstract)]
-    if not pairs:
-        return []
-    vectors = embedder.encode([question] + [s for _, s in pairs])
-    sims = vectors[1:] @ vectors[0]
-    return [ScoredSentence(h, s, float(x)) for (h, s), x in zip(pairs, sims)]
-
-
-def refusal(question: str, nearest: list[Hit], why: str, **extra: object) -> Answer:
-    closest = "; ".join(f"“{h.paper.label}”" for h in nearest[:3])
-    reason = why + (f" The closest papers are: {closest}." if closest else "")
-    return Answer(question=question, text=REFUSAL, citations=(), refused=True, reason=reason, **extra)  # type: ignore[arg-type]
-
-
-def extractive_answer(
-    question: str,
-    hits: list[Hit],
-    embedder: Embedder,
+def pick(
+    scored: Sequence[ScoredSentence],
     max_sentences: int,
     min_score: float,
     per_paper: int = 2,
     relative: float = 0.7,
     paper_share: float = 0.6,
-) -> tuple[str, tuple[Citation, ...], tuple[SentenceSupport, ...]] | None:
-    """Pick the best sentences (at most `per_paper` from one paper); None when none pass."""
-    # Papers far behind the best in the fused ranking only add noise to so short an answer.
-    top = max((h.score for h in hits), default=0.0)
-    hits = [h for h in hits if h.score >= paper_share * top]
-    scored = sorted(score_sentences(question, hits, embedder), key=lambda s: -s.score)
+    must_cover: Sequence[str] = (),
+) -> list[ScoredSentence]:
+    """The best sentences (at most `per_paper` from one paper), best first.
+
+    Papers far behind the best in the fused ranking, and sentences far below the best
+    sentence, only add noise to so short an answer. `must_cover` (paper ids) each get
+    their best sentence first: a comparison answer speaks of every paper it compares.
+    """
+    if not scored:
+        return []
+    top = max(s.hit.score for s in scored)
+    ordered = sorted(scored, key=lambda s: -s.score)
     chosen: list[ScoredSentence] = []
     used: dict[str, int] = {}
-    # Sentences far below the best one are off the point even if above the floor.
-    floor = max(min_score, relative * scored[0].score) if scored else min_score
-    for s in scored:
-        if s.score < floor or len(chosen) >= max_sentences:
+    for pid in must_cover:
+        first = next((s for s in ordered if s.hit.paper.id == pid), None)
+        if first is not None and first.score >= min_score:
+            chosen.append(first)
+            used[pid] = 1
+    eligible = [s for s in ordered if s.hit.score >= paper_share * top]
+    floor = max(min_score, relative * eligible[0].score) if eligible else min_score
+    for s in eligible:
+        if s.score < floor or len(chosen) >= max(max_sentences, len(must_cover)):
             break
-        if used.get(s.hit.paper.id, 0) >= per_paper:
+        if s in chosen or used.get(s.hit.paper.id, 0) >= per_paper:
             continue
         used[s.hit.paper.id] = used.get(s.hit.paper.id, 0) + 1
         chosen.append(s)
-    if not chosen:
-        return None
+    return chosen
+
+
+def compose(
+    chosen: Sequence[ScoredSentence],
+) -> tuple[str, tuple[Citation, ...], tuple[SentenceSupport, ...]]:
+    """Cited text from chosen sentences, numbered by paper in order of first use."""
     numbers: dict[str, int] = {}
     citations: list[Citation] = []
     parts: list[str] = []
@@ -96,8 +88,3 @@ def cite(sentence: str, numbers: tuple[int, ...]) -> str:
     if sentence[-1:] in ".!?":
         return f"{sentence[:-1]} {marks}{sentence[-1]}"
     return f"{sentence} {marks}"
-
-
-def best_dense(hits: list[Hit]) -> float:
-    scores = [h.dense_score for h in hits if h.dense_score is not None]
-    return float(np.max(scores)) if scores else -1.0

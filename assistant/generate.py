@@ -1,23 +1,23 @@
-"""The LLM answer pipeline: compact context, generation, sentence-by-sentence check.
+"""The LLM answer: compact context, generation, sentence-by-sentence check as events.
 
-Text is streamed one checked sentence at a time, so the pieces a caller sees
-always add up to the final answer's text.
+The model's text is passed on as it is generated (`TextDelta`); each sentence is
+checked as soon as the next one starts (`SentenceChecked`), so a reader sees the
+prose at once and each sentence's verdict a moment later.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from assistant import prompts
 from assistant.checker import PARTIAL_MARKER, Checker, markers
 from assistant.config import Settings
-from assistant.embed import Embedder
-from assistant.extractive import score_sentences
-from assistant.llms import ChatModel, Message
-from assistant.questions import History, user_turns
+from assistant.evidence import ScoredSentence
+from assistant.llms import Message
 from assistant.text import split_sentences
-from assistant.types import Hit
+from assistant.types import Hit, SentenceChecked, TextDelta
 
 
 @dataclass(frozen=True)
@@ -26,31 +26,32 @@ class Context:
     sources: list[Hit]
 
 
-def build_context(question: str, hits: list[Hit], embedder: Embedder, settings: Settings) -> Context:
-    """The most relevant sentences of each top paper, numbered by paper, within the budget."""
-    scored = score_sentences(question, hits, embedder)
+def build_context(scored: Sequence[ScoredSentence], hits: Sequence[Hit], settings: Settings) -> Context:
+    """The most relevant sentences of each paper, numbered by paper, within the budget.
+    Each abstract is fenced as quoted data."""
     budget = settings.context_tokens * 4  # characters
     blocks: list[str] = []
     used = 0
     for number, hit in enumerate(hits, start=1):
         mine = [s for s in scored if s.hit is hit]
-        order = {s.text: i for i, s in enumerate(mine)}
         best = sorted(mine, key=lambda s: -s.score)[: settings.context_sentences]
-        best.sort(key=lambda s: order[s.text])  # keep the abstract's order
+        best.sort(key=lambda s: s.position)  # keep the abstract's order
         p = hit.paper
-        head = f"[{number}] {p.title or p.label}" + (f" ({p.venue_year})" if p.venue_year else "")
-        if p.authors:
-            head += f" by {', '.join(p.authors[:3])}{' et al.' if len(p.authors) > 3 else ''}"
-        body = " ".join(s.text for s in best)
-        block = f"{head}\n{body}"
+        head = f"[{number}] {_quote(p.title or p.label)}" + (f" ({p.venue_year})" if p.venue_year else "")
+        body = " ".join(s.text for s in best) or p.label
+        block = f"{head}\n<<<{body}>>>"
         if blocks and used + len(block) > budget:
-            remaining = budget - used - len(head) - 1
+            remaining = budget - used - len(head) - 8
             if remaining < 120:
                 break
-            block = f"{head}\n{body[:remaining].rsplit(' ', 1)[0]}…"
+            block = f"{head}\n<<<{body[:remaining].rsplit(' ', 1)[0]}…>>>"
         blocks.append(block)
         used += len(block)
-    return Context("\n\n".join(blocks), hits[: len(blocks)])
+    return Context("\n\n".join(blocks), list(hits[: len(blocks)]))
+
+
+def _quote(text: str) -> str:
+    return "“" + text.replace("<<<", "").replace(">>>", "") + "”"
 
 
 def answer_messages(question: str, context: Context, settings: Settings) -> list[Message]:
@@ -59,52 +60,45 @@ def answer_messages(question: str, context: Context, settings: Settings) -> list
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-def condense(question: str, history: History, model: ChatModel, settings: Settings) -> str:
-    """A follow-up rewritten by the LLM into a standalone question."""
-    turns = user_turns(history)
-    if not turns:
-        return question
-    lines = [f"User: {t}" for t in turns[-3:]]
-    prompt = (settings.condense_prompt or prompts.CONDENSE_PROMPT).format(
-        history="\n".join(lines), question=question
-    )
-    text = "".join(model.stream([{"role": "user", "content": prompt}], max_tokens=60)).strip()
-    text = text.splitlines()[0].strip().strip('"') if text else ""
-    return text if 8 <= len(text) <= 400 else question
-
-
 def is_refusal(text: str) -> bool:
     lowered = text.lower()
     return any(marker in lowered for marker in prompts.REFUSAL_MARKERS)
 
 
-def checked_stream(pieces: Iterator[str], checker: Checker) -> Iterator[str]:
-    """Re-emit generated text one checked sentence at a time (citations fixed, renumbered)."""
+def checked_events(pieces: Iterator[str], checker: Checker) -> Iterator[TextDelta | SentenceChecked]:
+    """Pass generated text on as it comes; check each sentence once the next has started."""
     raw = ""
     done = 0  # sentences already checked
-    emitted = False
+    shown = 0  # checked sentences with text
 
-    def emit(sentence: str) -> Iterator[str]:
-        nonlocal emitted
-        if out := checker.check(sentence):
-            yield (" " if emitted else "") + out
-            emitted = True
+    def check(sentences: list[str], i: int) -> Iterator[SentenceChecked]:
+        nonlocal shown
+        if is_refusal(sentences[i]):  # "I could not find this ...": not a claim to check
+            return
+        text = checker.check(sentences[i])
+        if text:
+            tail = " ".join(sentences[i + 1 :])
+            result = checker.results[-1]
+            cited = tuple(c for c in checker.citations() if c.number in result.citations)
+            yield SentenceChecked(shown, text, result, tail, cited)
+            shown += 1
 
     for piece in pieces:
         raw += piece
+        yield TextDelta(piece)
         sentences = split_sentences(_attach_markers(raw))
         # A sentence is complete once the next one has started with real text.
         while len(sentences) - done >= 2 and _has_text(sentences[done + 1]):
-            yield from emit(sentences[done])
+            yield from check(sentences, done)
             done += 1
-    for sentence in split_sentences(_attach_markers(raw))[done:]:
-        yield from emit(sentence)
+    sentences = split_sentences(_attach_markers(raw))
+    while done < len(sentences):
+        yield from check(sentences, done)
+        done += 1
 
 
 def _attach_markers(text: str) -> str:
     """'Claim. [1] Next' -> 'Claim [1]. Next': a marker after the stop belongs to that sentence."""
-    import re
-
     return re.sub(r"([.!?])((?:\s*\[\d+(?:\s*[,;]\s*\d+)*\])+)", r"\2\1", text)
 
 

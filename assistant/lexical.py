@@ -101,6 +101,8 @@ class LexicalIndex:
             return self
         order = {pid: i for i, pid in enumerate(self.ids)}
         self._perm = np.array([order[pid] for pid in ids], dtype=np.int64)
+        self._inverse = np.empty_like(self._perm)
+        self._inverse[self._perm] = np.arange(len(self._perm))
         self.ids = ids
         return self
 
@@ -109,9 +111,15 @@ class LexicalIndex:
             return
         tmp = folder.with_name(f"{folder.name}.tmp-{os.getpid()}-{threading.get_ident()}")
         shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        self._retriever.save(str(tmp / "bm25"), show_progress=False)  # type: ignore[attr-defined]
-        (tmp / "meta.json").write_text(json.dumps({"fingerprint": fingerprint(self.ids), "ids": self.ids}))
+        try:
+            tmp.mkdir(parents=True)
+            self._retriever.save(str(tmp / "bm25"), show_progress=False)  # type: ignore[attr-defined]
+            (tmp / "meta.json").write_text(
+                json.dumps({"fingerprint": fingerprint(self.ids), "ids": self.ids})
+            )
+        except BaseException:  # a full disk, an interrupt: leave nothing half-written behind
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
         old = folder.with_name(f"{folder.name}.old-{os.getpid()}-{threading.get_ident()}")
         shutil.rmtree(old, ignore_errors=True)
         try:
@@ -155,6 +163,34 @@ class LexicalIndex:
             if 0 < len(docs) <= max_df and doc in docs:
                 hits.append(token)
         return hits
+
+    def docs_with(self, word: str) -> np.ndarray:
+        """Catalogue positions of the papers whose text or metadata has this word (stemmed)."""
+        retriever = self._retriever
+        vocab = getattr(retriever, "vocab_dict", {})
+        scores = getattr(retriever, "scores", None)
+        tokens = self.tokens(word)
+        if not scores or not tokens or tokens[0] not in vocab:
+            return np.zeros(0, dtype=np.int64)
+        t = vocab[tokens[0]]
+        docs = np.asarray(scores["indices"][scores["indptr"][t] : scores["indptr"][t + 1]], dtype=np.int64)
+        inverse = getattr(self, "_inverse", None)
+        return inverse[docs] if inverse is not None else docs  # index order -> catalogue order
+
+    def df(self, word: str) -> int:
+        """In how many papers (text and metadata) a word occurs, after stemming."""
+        retriever = self._retriever
+        vocab = getattr(retriever, "vocab_dict", {})
+        scores = getattr(retriever, "scores", None)
+        if not scores:
+            return 0
+        tokens = self.tokens(word)
+        if not tokens:
+            return 0
+        t = vocab.get(tokens[0])
+        if t is None:
+            return 0
+        return int(scores["indptr"][t + 1] - scores["indptr"][t])
 
     def scores(self, text: str) -> np.ndarray:
         """BM25 score of every paper (0 where no query term occurs)."""

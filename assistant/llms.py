@@ -7,14 +7,11 @@ change, never a silent switch to something else.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Protocol
-
-import httpx
 
 from assistant.config import Settings
 from assistant.errors import ConfigError, LLMError
@@ -41,6 +38,7 @@ class LlamaCppModel:
         self.temperature = temperature
         self._llm: object | None = None
         self._lock = threading.Lock()  # one generation at a time per model
+        self.last_prompt_tokens = 0
 
     def _load(self) -> object:
         if self._llm is None:
@@ -65,6 +63,7 @@ class LlamaCppModel:
         with self._lock:
             llm = self._load()
             try:
+                self.last_prompt_tokens = self.prompt_tokens(messages)
                 chunks = llm.create_chat_completion(  # type: ignore[attr-defined]
                     messages=messages,
                     max_tokens=max_tokens,
@@ -81,114 +80,114 @@ class LlamaCppModel:
                     "or raise ASSISTANT_LLM_CONTEXT"
                 ) from exc
 
+    def prompt_tokens(self, messages: list[Message]) -> int:
+        """Tokens of the prompt as the model sees it (its chat template applied)."""
+        llm = self._load()
+        text = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
+        return len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))  # type: ignore[attr-defined]
+
 
 class OpenAICompatModel:
-    """Any OpenAI-compatible /v1/chat/completions server (OpenAI, vLLM, llama.cpp server, ...)."""
+    """Any OpenAI-compatible chat server (OpenAI, vLLM, LM Studio, llama.cpp's server),
+    through the official `openai` SDK: its timeouts, retries and typed errors."""
 
     def __init__(
         self, base_url: str, model: str, api_key: str | None, timeout: float, temperature: float
     ) -> None:
+        from openai import OpenAI
+
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.name = f"openai:{model}"
-        self.api_key = api_key
-        self.timeout = timeout
         self.temperature = temperature
+        # A local server needs no key; the SDK insists on one, so it gets a placeholder.
+        self.client = OpenAI(
+            base_url=self.base_url, api_key=api_key or "none", timeout=timeout, max_retries=1
+        )
 
     def stream(self, messages: list[Message], max_tokens: int) -> Iterator[str]:
+        import openai
+
         url = f"{self.base_url}/chat/completions"
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        body = {
-            "model": self.model,
-            "messages": messages,
-            "max_tokens": max_tokens,
-            "temperature": self.temperature,
-            "stream": True,
-        }
-        with _http_errors(url, "ASSISTANT_OPENAI_BASE_URL"):
-            with httpx.stream("POST", url, json=body, headers=headers, timeout=self.timeout) as response:
-                _check_status(response, url)
-                for line in response.iter_lines():
-                    if not line.startswith("data:"):
-                        continue
-                    data = line[5:].strip()
-                    if data == "[DONE]":
-                        break
-                    try:
-                        delta = json.loads(data)["choices"][0].get("delta", {})
-                    except (json.JSONDecodeError, KeyError, IndexError, TypeError):
-                        raise LLMError(
-                            f"the server at {url} sent something that is not a chat stream: {data[:120]!r}"
-                        ) from None
-                    if text := delta.get("content"):
-                        yield text
+        try:
+            chunks = self.client.chat.completions.create(
+                model=self.model,
+                messages=messages,  # type: ignore[arg-type]
+                max_tokens=max_tokens,
+                temperature=self.temperature,
+                stream=True,
+            )
+            for chunk in chunks:
+                choices = getattr(chunk, "choices", None)
+                if choices and (text := choices[0].delta.content):
+                    yield text
+        except openai.APITimeoutError as exc:
+            raise LLMError(_slow(url, "ASSISTANT_OPENAI_BASE_URL")) from exc
+        except openai.APIConnectionError as exc:
+            raise LLMError(_dead(url, "ASSISTANT_OPENAI_BASE_URL", exc)) from exc
+        except openai.APIStatusError as exc:
+            raise LLMError(
+                f"the LLM server at {url} answered HTTP {exc.status_code}: {str(exc)[:200]}"
+            ) from exc
+        except (openai.APIError, ValueError, KeyError, AttributeError) as exc:
+            raise LLMError(
+                f"the server at {url} sent something that is not a chat stream ({type(exc).__name__}: "
+                f"{str(exc)[:120]}); check that ASSISTANT_OPENAI_BASE_URL is an OpenAI-compatible server"
+            ) from exc
 
 
 class OllamaModel:
-    """An Ollama server's /api/chat."""
+    """An Ollama server, through the official `ollama` client."""
 
     def __init__(self, url: str, model: str, timeout: float, temperature: float) -> None:
+        from ollama import Client
+
         self.url = url.rstrip("/")
         self.model = model
         self.name = f"ollama:{model}"
-        self.timeout = timeout
         self.temperature = temperature
+        self.client = Client(host=self.url, timeout=timeout)
 
     def stream(self, messages: list[Message], max_tokens: int) -> Iterator[str]:
+        import httpx
+        import ollama
+
         url = f"{self.url}/api/chat"
-        body = {
-            "model": self.model,
-            "messages": messages,
-            "stream": True,
-            "options": {"num_predict": max_tokens, "temperature": self.temperature},
-        }
-        with _http_errors(url, "ASSISTANT_OLLAMA_URL"):
-            with httpx.stream("POST", url, json=body, timeout=self.timeout) as response:
-                _check_status(response, url)
-                for line in response.iter_lines():
-                    if not line.strip():
-                        continue
-                    try:
-                        item = json.loads(line)
-                    except json.JSONDecodeError:
-                        raise LLMError(
-                            f"the Ollama server at {url} sent something that is not JSON: {line[:120]!r}"
-                        ) from None
-                    if item.get("error"):
-                        raise LLMError(f"the Ollama server at {url} answered: {item['error']}")
-                    if text := item.get("message", {}).get("content"):
-                        yield text
-                    if item.get("done"):
-                        break
-
-
-class _http_errors:
-    """Turn transport failures into LLMErrors that name the URL and the setting."""
-
-    def __init__(self, url: str, setting: str) -> None:
-        self.url, self.setting = url, setting
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
-        if isinstance(exc, httpx.TimeoutException):
+        try:
+            parts = self.client.chat(
+                model=self.model,
+                messages=messages,
+                stream=True,
+                options={"num_predict": max_tokens, "temperature": self.temperature},
+            )
+            for part in parts:
+                if text := part.message.content:
+                    yield text
+        except httpx.TimeoutException as exc:
+            raise LLMError(_slow(url, "ASSISTANT_OLLAMA_URL")) from exc
+        except (httpx.TransportError, ConnectionError) as exc:
+            raise LLMError(_dead(url, "ASSISTANT_OLLAMA_URL", exc)) from exc
+        except ollama.ResponseError as exc:
+            raise LLMError(f"the Ollama server at {url} answered: {exc.error}") from exc
+        except (ValueError, KeyError, AttributeError) as exc:
             raise LLMError(
-                f"the LLM server at {self.url} did not answer in time; check that it is running, "
-                f"or raise ASSISTANT_LLM_TIMEOUT_S, or change {self.setting}"
+                f"the Ollama server at {url} sent something that is not a chat stream "
+                f"({type(exc).__name__}: {str(exc)[:120]})"
             ) from exc
-        if isinstance(exc, httpx.HTTPError):
-            raise LLMError(
-                f"cannot reach the LLM server at {self.url} ({type(exc).__name__}); start it, or "
-                f"change {self.setting}, or use ASSISTANT_BACKEND=extractive"
-            ) from exc
-        return None
 
 
-def _check_status(response: httpx.Response, url: str) -> None:
-    if response.status_code >= 400:
-        response.read()
-        raise LLMError(f"the LLM server at {url} answered HTTP {response.status_code}: {response.text[:200]}")
+def _slow(url: str, setting: str) -> str:
+    return (
+        f"the LLM server at {url} did not answer in time; check that it is running, "
+        f"or raise ASSISTANT_LLM_TIMEOUT_S, or change {setting}"
+    )
+
+
+def _dead(url: str, setting: str, exc: BaseException) -> str:
+    return (
+        f"cannot reach the LLM server at {url} ({type(exc).__name__}); start it, or "
+        f"change {setting}, or use ASSISTANT_BACKEND=extractive"
+    )
 
 
 def _llama_cpp(s: Settings) -> ChatModel:
@@ -219,6 +218,12 @@ FACTORIES: dict[str, Callable[[Settings], ChatModel]] = {
     "openai": _openai,
     "ollama": _ollama,
 }
+
+
+def chat_factories() -> dict[str, Callable[[Settings], ChatModel]]:
+    """The registry of chat backends (name -> factory); `assistant.answerers.register` adds to it."""
+    return FACTORIES
+
 
 _CACHE: dict[tuple[object, ...], ChatModel] = {}
 _CACHE_LOCK = threading.Lock()

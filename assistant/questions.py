@@ -1,21 +1,39 @@
-"""Checking and cleaning questions; turning follow-ups into standalone questions."""
+"""Checking and cleaning questions; turning follow-ups into standalone questions.
+
+No LLM is involved: a follow-up borrows the subject of the previous question
+(a rare term such as "GRAPE" replaces "it"), and retrieval sees both turns, so
+the sources appear as soon as the search is done, whatever the backend.
+"""
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from assistant.errors import QuestionError
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _FOLLOW_UP = re.compile(
     r"\b(it|its|it's|they|them|their|this|that|these|those|the paper|the method|the approach|"
-    r"the same|also|and what|what about|how about)\b",
+    r"the same|also|and what|what about|how about|he|she|his|her)\b",
     re.IGNORECASE,
 )
+# Pronouns and short references a subject can replace ("it" -> "GRAPE").
+_REFERENCE = re.compile(
+    r"\b(?:(?:this|that|the) (?:paper|method|approach|model|work|framework|system|algorithm|benchmark)"
+    r"|it|they|them)\b",
+    re.IGNORECASE,
+)
+_POSSESSIVE = re.compile(
+    r"\b(?:its|their|(?:this|that|the) (?:paper|method|approach|model|work|framework)'s)\b", re.IGNORECASE
+)
+_LEADING_AND = re.compile(r"^\s*(?:and|so|ok|okay|also|then)[\s,]+", re.IGNORECASE)
+_TOKEN = re.compile(r"[A-Za-z0-9][\w\-]*[\w]|[A-Za-z0-9]")
 
-History = Sequence[tuple[str, str]] | Sequence[dict[str, str]] | None
+History = Sequence[Any] | None
 
 
 def clean_question(question: object, limit: int) -> str:
@@ -33,25 +51,92 @@ def clean_question(question: object, limit: int) -> str:
     return text
 
 
-def user_turns(history: History) -> list[str]:
-    """The user's earlier questions, oldest first, from (user, assistant) pairs or messages."""
-    turns: list[str] = []
+def _content_text(content: Any) -> str | None:
+    """Text of a chat message's content: a string, a list of parts, or a part."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, dict):
+        if content.get("type") in (None, "text") and isinstance(content.get("text"), str):
+            return str(content["text"])
+        return None
+    if isinstance(content, (list, tuple)):
+        parts = [t for t in (_content_text(c) for c in content) if t]
+        return " ".join(parts) if parts else None
+    text = getattr(content, "text", None)
+    return text if isinstance(text, str) else None
+
+
+def conversation(history: History) -> list[tuple[str, str]]:
+    """(question, answer) pairs, oldest first, from every shape a caller may hand over:
+    (question, answer) pairs, or messages {"role", "content"} whose content is a string
+    or a list of parts (Gradio's chat history), or objects with .role / .content."""
+    pairs: list[tuple[str, str]] = []
     for item in history or ():
-        if isinstance(item, dict):
-            if item.get("role") == "user" and isinstance(item.get("content"), str):
-                turns.append(item["content"])
-        elif isinstance(item, (tuple, list)) and item and isinstance(item[0], str):
-            turns.append(item[0])
-    return turns
+        if isinstance(item, (tuple, list)) and item and not isinstance(item[0], dict):
+            question = _content_text(item[0])
+            answer = _content_text(item[1]) if len(item) > 1 else ""
+            if question:
+                pairs.append((question, answer or ""))
+            continue
+        role = item.get("role") if isinstance(item, dict) else getattr(item, "role", None)
+        content = item.get("content") if isinstance(item, dict) else getattr(item, "content", None)
+        text = _content_text(content)
+        if not text:
+            continue
+        if role == "user":
+            pairs.append((text, ""))
+        elif role == "assistant" and pairs:
+            question, answer = pairs[-1]
+            pairs[-1] = (question, f"{answer} {text}".strip())
+    return pairs
+
+
+def user_turns(history: History) -> list[str]:
+    return [q for q, _ in conversation(history)]
 
 
 def is_follow_up(question: str) -> bool:
     return bool(_FOLLOW_UP.search(question)) or len(question.split()) <= 4
 
 
-def rule_standalone(question: str, history: History) -> str:
-    """Without an LLM: a follow-up borrows the previous question's words."""
+@dataclass(frozen=True)
+class Standalone:
+    """A question made to stand alone: `question` for reading and answering, `retrieval`
+    for search (both turns, so the earlier subject keeps pulling its paper)."""
+
+    question: str
+    retrieval: str
+    rewritten: bool = False
+
+
+def standalone(question: str, history: History, is_key_term: Callable[[str], bool]) -> Standalone:
+    """Resolve a follow-up against the previous question.
+
+    `is_key_term(token)` says whether a word of the previous question names something
+    specific in the corpus (a rare term such as "GRAPE"); the first such word replaces
+    "it" / "this method" in the follow-up. Without one, the follow-up is read together
+    with the previous question.
+    """
     turns = user_turns(history)
     if not turns or not is_follow_up(question):
-        return question
-    return f"{turns[-1]} {question}"
+        return Standalone(question, question)
+    previous = turns[-1]
+    retrieval = f"{previous} {question}"
+    subject = next((t for t in _TOKEN.findall(previous) if _looks_specific(t) and is_key_term(t)), None)
+    body = _LEADING_AND.sub("", question)
+    body = body[:1].upper() + body[1:]
+    if subject:
+        replaced, n = _POSSESSIVE.subn(f"{subject}'s", body, count=1)
+        if not n:
+            replaced, n = _REFERENCE.subn(subject, body, count=1)
+        if n:
+            return Standalone(replaced, retrieval, True)
+    return Standalone(f"{body} (follow-up to: {previous})", retrieval, True)
+
+
+def _looks_specific(token: str) -> bool:
+    """A name-like token: an acronym, a CamelCase or hyphenated name, or one with digits."""
+    if len(token) < 2:
+        return False
+    inner_upper = any(c.isupper() for c in token[1:])
+    return inner_upper or any(c.isdigit() for c in token) or ("-" in token and token[0].isupper())

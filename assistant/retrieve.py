@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -11,7 +13,7 @@ from assistant.config import Settings
 from assistant.embed import Embedder
 from assistant.errors import FilterError
 from assistant.lexical import LexicalIndex
-from assistant.store import VectorStore
+from assistant.route import named_terms
 from assistant.types import Filters, Hit, SearchResult
 from assistant.understand import QuestionReader
 
@@ -28,13 +30,11 @@ class HybridRetriever:
     def __init__(
         self,
         settings: Settings,
-        store: VectorStore,
         embedder: Embedder,
         catalogue: Catalogue,
         lexical: LexicalIndex,
     ) -> None:
         self.settings = settings
-        self.store = store
         self.embedder = embedder
         self.catalogue = catalogue
         self.lexical = lexical
@@ -85,28 +85,20 @@ class HybridRetriever:
                 notes.append(f"no paper matches {active.describe()}")
             return SearchResult(query, (), active, detected, topics, 0, tuple(notes))
 
-        ranked = Ranked()
         n = self.settings.candidates
         vector = self.embedder.encode_one(text)
         vectors = self.catalogue.vectors
-        if not active.is_empty() and vectors is not None and self.settings.filter_mode != "chroma":
-            rows = np.flatnonzero(mask)
-            sims = vectors[rows] @ vector
-            best = _top(sims, n)
-            ranked.dense = {int(rows[j]): float(sims[j]) for j in best}
-        else:
-            where = None if active.is_empty() else self.catalogue.where(active)
-            for match in self.store.query(vector, n=min(n, matching), where=where):
-                i = self.catalogue.index.get(match.id)
-                if i is not None and mask[i]:
-                    ranked.dense[i] = match.score
-        lex = self.lexical.scores(text)
-        if lex.size:
-            lex = np.where(mask, lex, 0.0)
-            top = _top(lex, n)
-            ranked.lexical = {int(i): float(lex[i]) for i in top if lex[i] > 0}
+        # An exact scan of the rows the filter keeps: faster than HNSW below a few hundred
+        # thousand papers, exact, and it never reads the store while others write to it.
+        rows = np.flatnonzero(mask) if not active.is_empty() else np.arange(self.catalogue.n)
+        if vectors is None or not len(vectors):
+            dense = np.zeros(0, dtype=np.float32)
+        else:  # no copy of the matrix when nothing is filtered
+            dense = vectors @ vector if active.is_empty() else vectors[rows] @ vector
+        ranked = candidates(dense, self.lexical.scores(text), rows, n)
 
         fused = self._fuse(ranked, topics)
+        self._boost_names(fused, text, mask)
         order = sorted(fused, key=lambda i: -fused[i])[:k]
         hits = tuple(
             Hit(
@@ -118,21 +110,77 @@ class HybridRetriever:
             )
             for r, i in enumerate(order)
         )
-        return SearchResult(query, hits, active, detected, topics, matching, tuple(notes))
+        dense_top = tuple(sorted(ranked.dense.values(), reverse=True)[:10])
+        return SearchResult(query, hits, active, detected, topics, matching, tuple(notes), dense_top)
+
+    def _boost_names(self, fused: dict[int, float], text: str, mask: np.ndarray) -> None:
+        """A name the question uses that only a few papers use ("GRAPE", "PrivateSeal") pulls
+        those papers up: the question is about them, whatever else it says."""
+        boost = self.settings.name_boost
+        if boost <= 0 or not fused:
+            return
+        top = max(fused.values())
+        for term in named_terms(text):
+            docs = self.lexical.docs_with(term)
+            if 0 < len(docs) <= self.settings.name_max_papers:
+                for i in docs:
+                    i = int(i)
+                    if mask[i] and defines(self.catalogue.papers[i].abstract, term):
+                        fused[i] = fused.get(i, 0.0) + boost * top
+
+    # --- helpers for answering -------------------------------------------------------
+    def is_key_term(self, token: str) -> bool:
+        """A word that names something specific: it occurs in only a few papers."""
+        return 0 < self.lexical.df(token) <= 3
+
+    def rare_terms_of_top(self, result: SearchResult) -> Callable[[str], list[str]]:
+        """Names in the question that the top hit coins or is about ("What is GRAPE?"):
+        so short a question is on topic although its embedding is far from every abstract."""
+        if not result.hits:
+            return lambda text: []
+        top = result.hits[0].paper
+        position = self.catalogue.index[top.id]
+
+        def names(text: str) -> list[str]:
+            out = []
+            for term in named_terms(text):
+                docs = self.lexical.docs_with(term)
+                specific = len(docs) <= self.settings.name_max_papers
+                if specific and position in docs and defines(top.abstract, term):
+                    out.append(term)
+            return out
+
+        return names
+
+    def widen(
+        self, result: SearchResult, parts: Sequence[str], question: str
+    ) -> tuple[SearchResult, tuple[str, ...]]:
+        """For a comparison: the best paper for each paper the question names or describes
+        comes first, so the context holds every one of them."""
+        if _names_two_values(question, self.catalogue.years):
+            result = self.search(result.query, len(result.hits) or 5, Filters(), detect=False)
+        cover: list[Hit] = []
+
+        def add(text: str) -> None:
+            sub = self.search(text, 1, result.filters, detect=False)
+            if sub.hits and all(h.paper.id != sub.hits[0].paper.id for h in cover):
+                cover.append(sub.hits[0])
+
+        for term in named_terms(question):
+            if self.is_key_term(term):
+                add(term)
+        if len(cover) < 2:
+            for part in parts:
+                if len(part.split()) >= 3:
+                    add(part)
+        ids = {h.paper.id for h in cover}
+        hits = [*cover, *(h for h in result.hits if h.paper.id not in ids)]
+        hits = [replace(h, rank=i + 1) for i, h in enumerate(hits[: max(len(result.hits), len(cover))])]
+        return replace(result, hits=tuple(hits)), tuple(h.paper.id for h in cover)
 
     def _fuse(self, ranked: Ranked, topics: tuple[str, ...]) -> dict[int, float]:
         s = self.settings
-        fused: dict[int, float] = {}
-        if s.fusion == "convex" and s.dense_weight > 0 and s.lexical_weight > 0:
-            for weight, scores in ((s.dense_share, ranked.dense), (1 - s.dense_share, ranked.lexical)):
-                for i, value in _minmax(scores).items():
-                    fused[i] = fused.get(i, 0.0) + weight * value
-        else:  # RRF; also what a zero weight (dense only, BM25 only) means
-            for weight, scores in ((s.dense_weight, ranked.dense), (s.lexical_weight, ranked.lexical)):
-                if weight <= 0:
-                    continue
-                for rank, i in enumerate(sorted(scores, key=lambda i: -scores[i]), start=1):
-                    fused[i] = fused.get(i, 0.0) + weight / (s.rrf_k + rank)
+        fused = fuse(ranked, Fusion.of(s))
         if topics and fused and s.topic_boost > 0:
             boost = s.topic_boost * max(fused.values())
             masks = [self.catalogue.topic_mask(t) for t in topics]
@@ -140,6 +188,51 @@ class HybridRetriever:
                 if any(m[i] for m in masks):
                     fused[i] += boost
         return fused
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """How dense and BM25 candidates are combined (the same code serves search and tuning)."""
+
+    method: str = "convex"
+    dense_share: float = 0.4
+    dense_weight: float = 1.0
+    lexical_weight: float = 1.0
+    rrf_k: int = 60
+
+    @classmethod
+    def of(cls, s: Settings) -> Fusion:
+        return cls(s.fusion, s.dense_share, s.dense_weight, s.lexical_weight, s.rrf_k)
+
+
+def candidates(dense: np.ndarray, lexical: np.ndarray, rows: np.ndarray, n: int) -> Ranked:
+    """The n best of each side among `rows` (BM25 only where a query term occurs).
+    `dense` holds the cosines of `rows` only (a filtered search scans just those);
+    `lexical` holds the BM25 score of every paper."""
+    ranked = Ranked()
+    if len(dense):
+        ranked.dense = {int(rows[j]): float(dense[j]) for j in _top(dense, n)}
+    if len(lexical):
+        lex = lexical[rows]
+        ranked.lexical = {int(rows[j]): float(lex[j]) for j in _top(lex, n) if lex[j] > 0}
+    return ranked
+
+
+def fuse(ranked: Ranked, f: Fusion) -> dict[int, float]:
+    """convex: share × min-max(dense) + (1 − share) × min-max(BM25), each over its own
+    candidates; rrf: weighted reciprocal ranks. A zero weight gives one side alone."""
+    fused: dict[int, float] = {}
+    if f.method == "convex" and f.dense_weight > 0 and f.lexical_weight > 0:
+        for weight, scores in ((f.dense_share, ranked.dense), (1 - f.dense_share, ranked.lexical)):
+            for i, value in _minmax(scores).items():
+                fused[i] = fused.get(i, 0.0) + weight * value
+    else:  # RRF; also what a zero weight (dense only, BM25 only) means
+        for weight, scores in ((f.dense_weight, ranked.dense), (f.lexical_weight, ranked.lexical)):
+            if weight <= 0:
+                continue
+            for rank, i in enumerate(sorted(scores, key=lambda i: -scores[i]), start=1):
+                fused[i] = fused.get(i, 0.0) + weight / (f.rrf_k + rank)
+    return fused
 
 
 def _minmax(scores: dict[int, float]) -> dict[int, float]:
@@ -182,3 +275,23 @@ def check_k(k: int | None, default: int, largest: int) -> int:
     if k > largest:
         raise FilterError(f"k must be at most {largest} (got {k}); raise ASSISTANT_MAX_K to allow more")
     return k
+
+
+def _names_two_values(question: str, years: Sequence[int]) -> bool:
+    """'The NeurIPS 2025 and ICLR 2026 papers': two years named, so no single filter applies."""
+    found = {int(y) for y in re.findall(r"(?<!\d)((?:19|20)\d{2})(?!\d)", question)}
+    return len(found & set(years)) >= 2
+
+
+def defines(abstract: str, term: str) -> bool:
+    """Is `term` a name this abstract coins or is about (used twice, or introduced:
+    "we present GRAPE", "... (GRAPE)", "GRAPE, a ...")? A passing mention ("modern GPUs")
+    is not."""
+    t = re.escape(term.rstrip("s"))
+    if len(re.findall(rf"(?<![\w-]){t}s?(?![\w-])", abstract)) >= 2:
+        return True
+    introduced = (
+        rf"(?:propose|present|introduce|call|called|named|dub|term)s?\w*\s+(?:\w+\s+){{0,2}}{t}"
+        rf"|\(\s*{t}s?\s*\)|(?<![\w-]){t}s?\s*(?:,\s*an?\b|\(|:)"
+    )
+    return re.search(introduced, abstract, re.IGNORECASE) is not None

@@ -1,8 +1,17 @@
-"""The Chroma vector store (embedded on disk, or a server), through LlamaIndex.
+"""The Chroma store of record (embedded on disk, or a server).
 
-Papers are stored one vector each, with their metadata, so that the store alone
-can rebuild the catalogue and the lexical index. Vectors are passed in: the
-collection has no embedding function (Chroma's default would try a download).
+Papers are stored one vector each, with their metadata and abstract, written with
+chromadb's own `collection.add` (see the README for why not through LlamaIndex).
+The collection has no embedding function (Chroma's default would try a download).
+
+The embedded store is opened for one piece of work at a time (`session()`) and
+closed after it: an embedded client that stays open keeps segment state that goes
+stale when another process writes, and may later write it back. Searching never
+reads Chroma: it uses the snapshot (`assistant.snapshot`).
+
+Every metadata field is bounded (`bounded_metadata`): one record whose metadata
+exceeds what Chroma's log accepts (about 150 KB) makes an embedded store
+unreadable for good.
 """
 
 from __future__ import annotations
@@ -10,7 +19,8 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
@@ -18,17 +28,46 @@ import numpy as np
 
 from assistant.config import Settings
 from assistant.errors import ConfigError, StoreError
+from assistant.text import fold
 from assistant.types import Paper
 
 log = logging.getLogger(__name__)
 
 PAGE = 5000  # Chroma's largest batch is 5461
 
+# Bounds on what one record may put in the metadata (characters / entries).
+MAX_AUTHORS = 300
+MAX_SOURCES = 20
+MAX_FIELD = {"title": 1000, "label": 300, "venue": 200, "area": 200, "subarea": 200, "comment": 2000}
+MAX_FIELD.update({"url": 2000, "external_id": 300, "author": 200, "source": 300})
+
+
+def _cut(text: str | None, limit: int) -> str | None:
+    if text is None or len(text) <= limit:
+        return text
+    return text[: limit - 1].rstrip() + "…"
+
+
+def bounded(paper: Paper) -> Paper:
+    """The paper with every field cut to the bounds the store accepts."""
+    from dataclasses import replace
+
+    authors = tuple(_cut(a, MAX_FIELD["author"]) or "" for a in paper.authors)
+    sources = tuple(_cut(s, MAX_FIELD["source"]) or "" for s in paper.sources)
+    if len(sources) > MAX_SOURCES:
+        sources = (*sources[: MAX_SOURCES - 1], f"… and {len(sources) - MAX_SOURCES + 1} more sources")
+    cut: dict[str, Any] = {
+        name: _cut(getattr(paper, name), limit) for name, limit in MAX_FIELD.items() if hasattr(paper, name)
+    }
+    return replace(paper, authors=authors, sources=sources, **cut)
+
 
 def paper_metadata(paper: Paper) -> dict[str, Any]:
-    """Flat metadata Chroma can filter on. Lists hold strings; None is left out."""
-    from assistant.text import fold
-
+    """Flat, bounded metadata Chroma can filter on. Lists hold strings; None is left out.
+    Author lists longer than MAX_AUTHORS keep their first MAX_AUTHORS names and the total
+    (large collaborations list thousands)."""
+    paper = bounded(paper)
+    authors = list(paper.authors[:MAX_AUTHORS])
     meta: dict[str, Any] = {
         "label": paper.label,
         "title": paper.title,
@@ -43,8 +82,9 @@ def paper_metadata(paper: Paper) -> dict[str, Any]:
         "comment": paper.comment,
         "url": paper.url,
         "external_id": paper.external_id,
-        "authors": list(paper.authors) or None,
-        "authors_fold": [fold(a) for a in paper.authors] or None,
+        "authors": authors or None,
+        "authors_fold": [fold(a) for a in authors] or None,
+        "authors_total": len(paper.authors) if len(paper.authors) > MAX_AUTHORS else None,
         "sources": json.dumps(list(paper.sources)),
     }
     return {k: v for k, v in meta.items() if v is not None}
@@ -74,10 +114,114 @@ def paper_from_record(pid: str, document: str, meta: dict[str, Any]) -> Paper:
     )
 
 
-@dataclass(frozen=True)
-class Match:
-    id: str
-    score: float  # cosine similarity
+def fill(stored: Paper, seen: Paper) -> Paper:
+    """The stored paper with the sources of `seen` added and its empty fields filled from it."""
+    from dataclasses import replace
+
+    from assistant.corpus import merge
+
+    merged = merge(stored, replace(seen, id=stored.id))
+    if merged.title and not stored.title:
+        merged = replace(merged, label=merged.title)
+    return merged
+
+
+def _disk_full(folder: Path) -> bool:
+    """Less than 16 MB free where the store lives: the likely cause of an odd failure."""
+    import shutil
+
+    path = folder
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    try:
+        return shutil.disk_usage(path).free < 16 * 2**20
+    except OSError:
+        return False
+
+
+class Session:
+    """One open collection: reads and (under the write lock) writes."""
+
+    def __init__(self, store: VectorStore, collection: Any) -> None:
+        self.store = store
+        self.collection = collection
+
+    @property
+    def store_id(self) -> str:
+        return str(self.collection.id)
+
+    def count(self) -> int:
+        return int(self.store.call("cannot be read", self.collection.count))
+
+    def ids(self) -> set[str]:
+        out: set[str] = set()
+        for offset in range(0, self.count(), PAGE):
+            page = self.store.call(
+                "cannot be read", self.collection.get, include=[], limit=PAGE, offset=offset
+            )
+            out.update(page["ids"])
+        return out
+
+    def batches(self, ids: Sequence[str] | None = None) -> Iterator[tuple[list[Paper], np.ndarray]]:
+        """Stored papers with their vectors, a page at a time (all, or these ids)."""
+        include = ["documents", "metadatas", "embeddings"]
+        if ids is not None:
+            chunks = [list(ids[i : i + PAGE]) for i in range(0, len(ids), PAGE)]
+            pages = (
+                self.store.call("cannot be read", self.collection.get, ids=c, include=include) for c in chunks
+            )
+        else:
+            total = self.count()
+            pages = (
+                self.store.call("cannot be read", self.collection.get, include=include, limit=PAGE, offset=o)
+                for o in range(0, total, PAGE)
+            )
+        for page in pages:
+            if not page["ids"]:
+                continue
+            papers = [
+                paper_from_record(i, d, m or {})
+                for i, d, m in zip(page["ids"], page["documents"], page["metadatas"])
+            ]
+            yield papers, np.asarray(page["embeddings"], dtype=np.float32)
+
+    def add(self, papers: Sequence[Paper], vectors: np.ndarray) -> None:
+        self.store.call(
+            "could not be written",
+            self.collection.add,
+            ids=[p.id for p in papers],
+            embeddings=np.asarray(vectors, dtype=np.float32),
+            documents=[p.abstract for p in papers],
+            metadatas=[paper_metadata(p) for p in papers],
+        )
+
+    def enrich(self, seen: dict[str, Paper]) -> tuple[list[Paper], np.ndarray]:
+        """Stored papers seen again (id -> the record seen): record the further sources, and
+        fill the fields the stored record lacks (a title, authors, a DOI from a .bib).
+        Reads only those papers. Returns the papers that changed, as now stored, with
+        their vectors."""
+        changed: list[Paper] = []
+        vectors: list[np.ndarray] = []
+        ids = list(seen)
+        for papers, vecs in self.batches(ids) if ids else ():
+            update_ids, metas = [], []
+            for paper, vector in zip(papers, vecs):
+                updated = bounded(fill(paper, seen[paper.id]))
+                if updated == paper:
+                    continue
+                update_ids.append(paper.id)
+                metas.append(paper_metadata(updated))
+                changed.append(updated)
+                vectors.append(vector)
+            if update_ids:
+                self.store.call(
+                    "could not be written", self.collection.update, ids=update_ids, metadatas=metas
+                )
+        return changed, (np.stack(vectors) if vectors else np.zeros((0, 0), dtype=np.float32))
+
+    def delete(self, ids: Sequence[str]) -> None:
+        if ids:
+            self.store.call("could not be written", self.collection.delete, ids=list(ids))
 
 
 class VectorStore:
@@ -86,171 +230,121 @@ class VectorStore:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.location = settings.chroma_url or str(settings.chroma_dir)
-        self._client = self._connect()
+        self._server: Any = None
+        if settings.chroma_url:
+            self._check_url(settings.chroma_url)
+
+    # --- sessions ----------------------------------------------------------------
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """The collection, open for one piece of work (embedded: closed afterwards)."""
+        client = self._server_client() if self.settings.chroma_url else self._embedded_client()
         try:
-            self._collection = self._client.get_or_create_collection(
-                settings.collection,
+            collection = self.call(
+                "cannot open the collection",
+                client.get_or_create_collection,
+                self.settings.collection,
                 embedding_function=None,
                 metadata={"hnsw:space": "cosine"},
             )
-        except Exception as exc:  # chromadb raises many types
-            raise self._error("cannot open the collection", exc) from exc
-        from llama_index.vector_stores.chroma import ChromaVectorStore
+            yield Session(self, collection)
+        finally:
+            if not self.settings.chroma_url:
+                try:
+                    client.close()
+                except Exception:  # closing never hides the real error
+                    log.debug("closing the embedded Chroma client failed", exc_info=True)
 
-        self._li = ChromaVectorStore(chroma_collection=self._collection)
-        # Author lists are stored as Chroma string arrays (filterable with $contains);
-        # the constructor drops this flag, so it is set afterwards.
-        self._li.flat_metadata = False
+    def _check_url(self, url: str) -> None:
+        parsed = urlparse(url)
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise ConfigError(f"ASSISTANT_CHROMA_URL={url!r} is not a URL; write e.g. http://127.0.0.1:8000")
 
-    # --- connection ----------------------------------------------------------
-    def _connect(self) -> Any:
+    def _server_client(self) -> Any:
         import chromadb
         from chromadb.config import Settings as ChromaSettings
 
-        chroma_settings = ChromaSettings(anonymized_telemetry=False)
-        url = self.settings.chroma_url
-        if url:
-            parsed = urlparse(url)
-            if parsed.scheme not in ("http", "https") or not parsed.hostname:
-                raise ConfigError(
-                    f"ASSISTANT_CHROMA_URL={url!r} is not a URL; write e.g. http://127.0.0.1:8000"
-                )
+        if self._server is None:
+            parsed = urlparse(self.settings.chroma_url or "")
             try:
-                client = chromadb.HttpClient(
-                    host=parsed.hostname,
+                self._server = chromadb.HttpClient(
+                    host=parsed.hostname or "127.0.0.1",
                     port=parsed.port or (443 if parsed.scheme == "https" else 8000),
                     ssl=parsed.scheme == "https",
-                    settings=chroma_settings,
+                    settings=ChromaSettings(anonymized_telemetry=False),
                 )
-                client.heartbeat()
             except Exception as exc:
-                raise self._error("did not answer", exc) from exc
-            return client
+                raise self.error("did not answer", exc) from exc
+        try:
+            self._server.heartbeat()
+        except Exception as exc:
+            raise self.error("did not answer", exc) from exc
+        return self._server
+
+    def _embedded_client(self) -> Any:
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
         try:
             self.settings.chroma_dir.mkdir(parents=True, exist_ok=True)
-            return chromadb.PersistentClient(path=str(self.settings.chroma_dir), settings=chroma_settings)
+            return chromadb.PersistentClient(
+                path=str(self.settings.chroma_dir), settings=ChromaSettings(anonymized_telemetry=False)
+            )
         except Exception as exc:
-            raise self._error("cannot be opened", exc) from exc
+            # A client that failed half-way (a full disk) stays cached by path and poisons every
+            # later one in this process ("Could not connect to tenant"): drop it.
+            from chromadb.api.shared_system_client import SharedSystemClient
 
-    def _error(self, what: str, exc: BaseException) -> StoreError:
+            for key in [
+                k for k in SharedSystemClient._identifier_to_system if str(self.settings.chroma_dir) in k
+            ]:
+                SharedSystemClient._identifier_to_system.pop(key, None)
+                SharedSystemClient._identifier_to_refcount.pop(key, None)
+            raise self.error("cannot be opened", exc) from exc
+
+    # --- errors --------------------------------------------------------------------
+    def error(self, what: str, exc: BaseException) -> StoreError:
         if self.settings.chroma_url:
             return StoreError(
                 f"Chroma server at {self.settings.chroma_url} {what} ({type(exc).__name__}: "
                 f"{exc}). Start it with `chroma run --path DIR --host 127.0.0.1 --port PORT`, "
                 "or unset ASSISTANT_CHROMA_URL to use the embedded store."
             )
-        return StoreError(
-            f"Chroma store in {self.settings.chroma_dir} {what} ({type(exc).__name__}: {exc}). "
-            "Check that the folder is writable and the disk has space, or set "
-            "ASSISTANT_DATA_DIR to another folder."
-        )
+        detail = f"{type(exc).__name__}: {exc}"
+        if (
+            (isinstance(exc, OSError) and exc.errno == 28)
+            or "space" in detail.lower()
+            or _disk_full(self.settings.data_dir)
+        ):
+            fix = "The disk is full: free space, then run the same command again."
+        elif (
+            isinstance(exc, PermissionError) or "readonly" in detail.lower() or "read-only" in detail.lower()
+        ):
+            fix = "The folder must be writable (set ASSISTANT_DATA_DIR to a writable folder)."
+        else:
+            fix = (
+                "If the folder is writable and the disk has space, the store may be damaged: "
+                "move it aside and ingest again, or set ASSISTANT_DATA_DIR to another folder."
+            )
+        return StoreError(f"Chroma store in {self.settings.chroma_dir} {what} ({detail}). {fix}")
 
-    def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    def call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except StoreError:
             raise
         except Exception as exc:
-            raise self._error(what, exc) from exc
+            raise self.error(what, exc) from exc
 
-    # --- reading -------------------------------------------------------------
+    # --- one-off reads (each opens its own session) ----------------------------------
     def count(self) -> int:
-        return int(self._call("cannot be read", self._collection.count))
+        with self.session() as s:
+            return s.count()
 
     def ids(self) -> set[str]:
-        out: set[str] = set()
-        for offset in range(0, self.count(), PAGE):
-            page = self._call("cannot be read", self._collection.get, include=[], limit=PAGE, offset=offset)
-            out.update(page["ids"])
-        return out
-
-    def iter_records(
-        self, with_embeddings: bool = False
-    ) -> Iterator[tuple[list[str], list[str], list[dict[str, Any]], np.ndarray | None]]:
-        include = ["documents", "metadatas"] + (["embeddings"] if with_embeddings else [])
-        total = self.count()
-        for offset in range(0, total, PAGE):
-            page = self._call(
-                "cannot be read", self._collection.get, include=include, limit=PAGE, offset=offset
-            )
-            emb = np.asarray(page["embeddings"], dtype=np.float32) if with_embeddings else None
-            yield page["ids"], page["documents"], page["metadatas"], emb
+        with self.session() as s:
+            return s.ids()
 
     def papers(self) -> list[Paper]:
-        return self.papers_and_vectors(with_vectors=False)[0]
-
-    def papers_and_vectors(self, with_vectors: bool = True) -> tuple[list[Paper], np.ndarray | None]:
-        """Every stored paper, and (optionally) their vectors in the same order."""
-        out: list[Paper] = []
-        blocks: list[np.ndarray] = []
-        for ids, docs, metas, emb in self.iter_records(with_embeddings=with_vectors):
-            out.extend(paper_from_record(i, d, m or {}) for i, d, m in zip(ids, docs, metas))
-            if emb is not None and len(emb):
-                blocks.append(emb)
-        if not with_vectors:
-            return out, None
-        vectors = np.concatenate(blocks) if blocks else np.zeros((0, 0), dtype=np.float32)
-        return out, vectors
-
-    def query(self, vector: np.ndarray, n: int, where: dict[str, Any] | None = None) -> list[Match]:
-        """Nearest papers by cosine, optionally filtered inside Chroma.
-
-        Asks Chroma for ids and distances only: documents and metadata are already in
-        the catalogue, and fetching them (as LlamaIndex's query does) costs more than
-        the search itself at 100k papers.
-        """
-        kwargs: dict[str, Any] = {"include": ["distances"]}
-        if where:
-            kwargs["where"] = where
-        try:
-            result = self._collection.query(query_embeddings=[vector.tolist()], n_results=max(1, n), **kwargs)
-        except Exception as exc:
-            if "n_results" in str(exc) or "contigious" in str(exc) or "contiguous" in str(exc):
-                return self.query(vector, max(1, min(n, self.count())), where)
-            raise self._error("could not be searched", exc) from exc
-        ids = result["ids"][0] if result["ids"] else []
-        distances = result["distances"][0] if result.get("distances") else []
-        return [Match(i, 1.0 - float(d)) for i, d in zip(ids, distances)]
-
-    # --- writing (callers hold the ingest lock) ------------------------------
-    def add(self, papers: Sequence[Paper], vectors: np.ndarray) -> None:
-        from llama_index.core.schema import TextNode
-
-        nodes = [
-            TextNode(
-                id_=p.id,
-                text=p.abstract,
-                metadata=paper_metadata(p),
-                embedding=v.tolist(),
-                excluded_llm_metadata_keys=list(paper_metadata(p)),
-                excluded_embed_metadata_keys=list(paper_metadata(p)),
-            )
-            for p, v in zip(papers, vectors)
-        ]
-        self._call("could not be written", self._li.add, nodes)
-
-    def add_sources(self, seen: dict[str, tuple[str, ...]]) -> int:
-        """Record further sources of stored papers; reads only those papers' metadata.
-        Returns how many papers gained a source."""
-        ids = list(seen)
-        changed = 0
-        for start in range(0, len(ids), PAGE):
-            page = ids[start : start + PAGE]
-            current = self._call("cannot be read", self._collection.get, ids=page, include=["metadatas"])
-            update_ids, metas = [], []
-            for pid, meta in zip(current["ids"], current["metadatas"]):
-                meta = dict(meta or {})
-                known = tuple(json.loads(meta.get("sources", "[]")))
-                new = tuple(s for s in seen[pid] if s not in known)
-                if new:
-                    meta["sources"] = json.dumps(list(known + new))
-                    update_ids.append(pid)
-                    metas.append(meta)
-            if update_ids:
-                self._call("could not be written", self._collection.update, ids=update_ids, metadatas=metas)
-                changed += len(update_ids)
-        return changed
-
-    def delete(self, ids: Sequence[str]) -> None:
-        if ids:
-            self._call("could not be written", self._collection.delete, ids=list(ids))
+        with self.session() as s:
+            return [p for papers, _ in s.batches() for p in papers]

@@ -28,13 +28,34 @@ def fold(text: str) -> str:
     return _WS.sub(" ", stripped.replace("-", " ")).strip().lower()
 
 
+def identity_text(abstract: str) -> str:
+    """What makes two abstracts the same paper: NFKC, no invisible format characters
+    (zero-width spaces and joiners, soft hyphens, BOMs: Unicode category Cf), every dash
+    a hyphen, whitespace collapsed, case folded. LaTeX stays as it is: `$\\alpha$` and
+    `$\\beta$`, `$\\epsilon^2$` and `$\\epsilon_2$` are different papers."""
+    text = unicodedata.normalize("NFKC", abstract)
+    text = "".join(
+        "-" if unicodedata.category(c) == "Pd" or c == "\u2212" else c
+        for c in text
+        if unicodedata.category(c) != "Cf" and c != "\u180e"
+    )
+    text = re.sub(r"-{2,}", "-", text)  # "--" (LaTeX's en dash) and "–" are the same
+    return _WS.sub(" ", text).strip().casefold()
+
+
 def paper_id(abstract: str) -> str:
-    """Stable id from the normalised abstract: the same text is the same paper."""
+    """Stable id from the abstract's identity text: the same text is the same paper."""
+    return hashlib.sha256(identity_text(abstract).encode("utf-8")).hexdigest()[:16]
+
+
+def legacy_paper_id(abstract: str) -> str:
+    """The id stores made before the identity text kept LaTeX (it stripped markup): an
+    abstract already stored under it is not stored again."""
     key = _WS.sub(" ", normalize(abstract).lower())
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 
 
-_SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[$*])")
+_SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[$*#<])")
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|et al|etc|vs|cf|Fig|Eq|Sec|resp|approx|al)\.)$")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Literal
 
 from assistant.errors import FilterError
 
@@ -170,6 +170,7 @@ class SearchResult:
     boosts: tuple[str, ...] = ()
     matching: int = 0
     notes: tuple[str, ...] = ()
+    dense_top: tuple[float, ...] = ()  # the ten best dense cosines among the filtered papers
 
     def __iter__(self) -> Iterator[Hit]:
         return iter(self.hits)
@@ -190,6 +191,9 @@ class Citation:
     score: float = 0.0
 
 
+Status = Literal["supported", "re-cited", "unsupported"]
+
+
 @dataclass(frozen=True)
 class SentenceSupport:
     """One sentence of an answer, the sources it cites and how well they support it."""
@@ -200,6 +204,13 @@ class SentenceSupport:
     evidence: str | None = None
     supported: bool = True
     note: str | None = None
+    recited: bool = False
+
+    @property
+    def status(self) -> Status:
+        if not self.supported:
+            return "unsupported"
+        return "re-cited" if self.recited else "supported"
 
 
 REFUSAL = "I could not find this in the indexed abstracts."
@@ -223,6 +234,9 @@ class Answer:
     hits: tuple[Hit, ...] = ()
     fallback: bool = False
     model_text: str | None = None
+    kind: str = "content"
+    prompt_tokens: int = 0
+    evidence: float = 0.0  # the evidence score the refusal decision used
 
     def markdown(self) -> str:
         """The answer with a numbered reference list."""
@@ -238,5 +252,51 @@ class Answer:
                     bits.append(", ".join(p.authors))
                 if p.venue_year:
                     bits.append(p.venue_year)
-                lines.append(f"{c.number}. " + ". ".join(bits) + f". (id {p.id})")
+                where = p.url.replace("https://doi.org/", "doi:") if p.url else f"id {p.id}"
+                lines.append(f"{c.number}. " + ". ".join(bits) + f". ({where})")
         return "\n".join(lines)
+
+
+# --- stream events --------------------------------------------------------------
+# `Assistant.stream` yields, in order: one `Sources` as soon as retrieval is done,
+# `TextDelta`s as the model generates, a `SentenceChecked` as each sentence
+# completes and is checked, and the final `Answer`.
+
+
+@dataclass(frozen=True)
+class Sources:
+    """What retrieval found, before any answer text: hits and their evidence sentences."""
+
+    hits: tuple[Hit, ...]
+    evidence: tuple[tuple[str, ...], ...]  # per hit: its sentences most relevant to the question
+    kind: str = "content"
+    standalone_question: str | None = None
+    filters: Filters = field(default_factory=Filters)
+    matching: int = 0
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A chunk of the model's text as it is generated (citations not yet checked)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class SentenceChecked:
+    """One sentence, checked: `text` is how it reads with checked citations, `tail` the
+    raw text already generated after it (the start of the next sentence)."""
+
+    index: int
+    text: str
+    support: SentenceSupport
+    tail: str = ""
+    cited: tuple[Citation, ...] = ()  # the citations this sentence carries, with their papers
+
+    @property
+    def status(self) -> Status:
+        return self.support.status
+
+
+Event = Sources | TextDelta | SentenceChecked | Answer

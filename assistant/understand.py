@@ -36,9 +36,7 @@ class QuestionReader:
 
     def __init__(self, catalogue: Catalogue) -> None:
         self.catalogue = catalogue
-        self.venues = {key: _phrase_pattern(key) for key in catalogue.venues}
         self.years = set(catalogue.years)
-        self.authors = {key: _phrase_pattern(key) for key in catalogue.authors}
         surnames: dict[str, list[str]] = defaultdict(list)
         for key in catalogue.authors:
             parts = key.split()
@@ -60,10 +58,13 @@ class QuestionReader:
         spans: list[tuple[int, int]] = []
         venue = None
         year = None
-        for key, pattern in self.venues.items():
-            if m := pattern.search(folded):
+        # Names are looked up by the question's word n-grams: one dict lookup per n-gram,
+        # whatever the number of venues and authors (hundreds of thousands at scale).
+        grams = _ngrams(folded)
+        for key, span in grams:
+            if key in self.catalogue.venues:
                 venue = self.catalogue.venues[key]
-                spans.append(m.span())
+                spans.append(span)
                 break
         for m in re.finditer(r"(?<!\d)((?:19|20)\d{2})(?!\d)", folded):
             if int(m.group(1)) in self.years:
@@ -71,10 +72,10 @@ class QuestionReader:
                 spans.append(m.span())
                 break
         author = None
-        for key, pattern in self.authors.items():
-            if m := pattern.search(folded):
+        for key, span in grams:
+            if " " in key and key in self.catalogue.authors:
                 author = self.catalogue.authors[key]
-                spans.append(m.span())
+                spans.append(span)
                 break
         if author is None:
             # A capitalised surname in the original question ("what has Bronstein done?").
@@ -99,3 +100,17 @@ class QuestionReader:
                 rest = rest[:start] + " " + rest[end:]
         rest = " ".join(rest.split())
         return Understood(filters=filters, topics=tuple(topics), rest=rest or question)
+
+
+_GRAM_WORD = re.compile(r"[^\s,;:?!()\"]+")
+
+
+def _ngrams(folded: str, longest: int = 6) -> list[tuple[str, tuple[int, int]]]:
+    """Every run of 1..longest words of the (folded) question, longest first, with its span."""
+    words = [(m.group(0).strip(".'’"), m.start(), m.end()) for m in _GRAM_WORD.finditer(folded)]
+    out = []
+    for n in range(min(longest, len(words)), 0, -1):
+        for i in range(len(words) - n + 1):
+            key = " ".join(w for w, _, _ in words[i : i + n])
+            out.append((key, (words[i][1], words[i + n - 1][2])))
+    return out

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant import Answer, Assistant
+from assistant.types import Sources, TextDelta
 from eval.metrics import fact_hit, mean, mrr_at, ndcg_at, percentile, recall_at
 from eval.questions import Question, load_scifact
 
@@ -49,7 +50,7 @@ def retrieval_table(bot: Assistant, questions: list[Question], title: str, k: in
         ranked = [h.paper.id for h in bot.search(q.retrieval_text, k=k)]
         latencies.append(time.perf_counter() - t0)
         gold = set(q.gold)
-        per_type[q.type].append(
+        per_type[f"{q.set}/{q.type}"].append(
             {
                 "R@1": recall_at(ranked, gold, 1),
                 "R@5": recall_at(ranked, gold, 5),
@@ -69,61 +70,130 @@ def retrieval_table(bot: Assistant, questions: list[Question], title: str, k: in
 
 
 ANSWER_METRICS = (
-    "fact acc",
+    "answered right",
+    "false refusal",
+    "refused right",
     "cite prec",
     "cite recall",
-    "sent support",
-    "refusal acc",
-    "false refusal",
+    "fact acc",
     "fallback",
+    "sources p50 s",
     "TTFT p50 s",
     "total p50 s",
-    "total p95 s",
+    "prompt tok",
+    "n",
 )
 
 
-def answer_row(bot: Assistant, questions: list[Question], backend: str, **overrides: Any) -> dict[str, float]:
-    """Ask every question through `stream` and score the answers."""
-    facts, precision, recall, support, ttft, total = [], [], [], [], [], []
-    refusal_right, false_refusal, fallbacks = [], [], []
-    for q in questions:
-        history = [(h, "") for h in q.history]
-        t0 = time.perf_counter()
-        first = None
-        answer: Answer | None = None
-        for item in bot.stream(q.question, history=history, backend=backend):
-            if isinstance(item, Answer):
-                answer = item
-            elif first is None:
-                first = time.perf_counter() - t0
-        total.append(time.perf_counter() - t0)
-        ttft.append(first if first is not None else total[-1])
-        assert answer is not None
-        cited = {c.paper.id for c in answer.citations}
-        if not q.answerable:
-            refusal_right.append(1.0 if answer.refused else 0.0)
-            continue
-        false_refusal.append(1.0 if answer.refused else 0.0)
-        fallbacks.append(1.0 if answer.fallback else 0.0)
-        gold = set(q.gold)
-        precision.append(len(cited & gold) / len(cited) if cited else 0.0)
-        recall.append(len(cited & gold) / len(gold))
-        if q.facts:
-            facts.append(mean([1.0 if fact_hit(answer.text, f) else 0.0 for f in q.facts]))
-        if answer.sentences:
-            support.append(mean([1.0 if s.supported else 0.0 for s in answer.sentences]))
-    return {
-        "fact acc": mean(facts),
-        "cite prec": mean(precision),
-        "cite recall": mean(recall),
-        "sent support": mean(support),
-        "refusal acc": mean(refusal_right),
-        "false refusal": mean(false_refusal),
-        "fallback": mean(fallbacks),
-        "TTFT p50 s": percentile(ttft, 0.5),
-        "total p50 s": percentile(total, 0.5),
-        "total p95 s": percentile(total, 0.95),
+def ask_one(bot: Assistant, q: Question, backend: str) -> dict[str, Any]:
+    """Ask one question through `stream`; time the events; score the answer."""
+    history = [(h, "") for h in q.history]
+    t0 = time.perf_counter()
+    sources_s = first_s = None
+    answer: Answer | None = None
+    for event in bot.stream(q.question, history=history, backend=backend):
+        now = time.perf_counter() - t0
+        if isinstance(event, Sources):
+            sources_s = now
+        elif isinstance(event, TextDelta) and first_s is None:
+            first_s = now
+        elif isinstance(event, Answer):
+            answer = event
+    total = time.perf_counter() - t0
+    assert answer is not None
+    cited = [c.paper.id for c in answer.citations]
+    gold = set(q.gold)
+    row: dict[str, Any] = {
+        "id": q.id,
+        "set": q.set,
+        "type": q.type,
+        "question": q.question,
+        "answerable": q.answerable,
+        "refused": answer.refused,
+        "kind": answer.kind,
+        "fallback": answer.fallback,
+        "text": answer.text,
+        "reason": answer.reason,
+        "notes": list(answer.notes),
+        "cited": cited,
+        "gold": sorted(gold),
+        "sources_s": sources_s if sources_s is not None else total,
+        "first_s": first_s if first_s is not None else total,
+        "total_s": total,
+        "prompt_tokens": answer.prompt_tokens,
+        "evidence": answer.evidence,
+        "model_text": answer.model_text,
     }
+    if q.answerable:
+        right = len(set(cited) & gold)
+        row["answered_right"] = float(not answer.refused and right > 0)
+        row["cite_prec"] = right / len(cited) if cited else None
+        row["cite_recall"] = right / len(gold)
+        row["fact_acc"] = (
+            mean([1.0 if fact_hit(answer.text, f) else 0.0 for f in q.facts]) if q.facts else None
+        )
+    return row
+
+
+def answer_rows(
+    bot: Assistant, questions: list[Question], backend: str, log: Any = None
+) -> list[dict[str, Any]]:
+    rows = []
+    for i, q in enumerate(questions, 1):
+        row = ask_one(bot, q, backend)
+        rows.append(row)
+        if log is not None:
+            mark = (
+                "R"
+                if row["refused"]
+                else ("✓" if row.get("answered_right") else ("·" if not q.answerable else "✗"))
+            )
+            log(f"[{i}/{len(questions)}] {mark} {q.id} {row['total_s']:.1f}s {q.question[:70]}")
+    return rows
+
+
+def summarise(rows: list[dict[str, Any]]) -> dict[str, float]:
+    ans = [r for r in rows if r["answerable"]]
+    una = [r for r in rows if not r["answerable"]]
+
+    def m(key: str, among: list[dict[str, Any]]) -> float:
+        return mean([r[key] for r in among if r.get(key) is not None])
+
+    return {
+        "answered right": m("answered_right", ans),
+        "false refusal": mean([1.0 if r["refused"] else 0.0 for r in ans]),
+        "refused right": mean([1.0 if r["refused"] else 0.0 for r in una]),
+        "cite prec": m("cite_prec", [r for r in ans if not r["refused"]]),
+        "cite recall": m("cite_recall", ans),
+        "fact acc": m("fact_acc", ans),
+        "fallback": mean([1.0 if r["fallback"] else 0.0 for r in ans]),
+        "sources p50 s": percentile([r["sources_s"] for r in rows], 0.5),
+        "TTFT p50 s": percentile([r["first_s"] for r in rows], 0.5),
+        "total p50 s": percentile([r["total_s"] for r in rows], 0.5),
+        "prompt tok": mean([r["prompt_tokens"] for r in rows if r["prompt_tokens"]]),
+        "n": len(rows),
+    }
+
+
+def answer_table(rows: list[dict[str, Any]], title: str) -> Table:
+    """One row per question type, then all; the weakest answerable type is named in the title."""
+    table = Table(title, ANSWER_METRICS)
+    by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        by_type[f"{r['set']}/{r['type']}"].append(r)
+    for name in sorted(by_type):
+        table.rows[name] = summarise(by_type[name])
+    table.rows["all"] = summarise(rows)
+    return table
+
+
+def weakest(table: Table) -> str:
+    scored = [
+        (v["answered right"], k)
+        for k, v in table.rows.items()
+        if k != "all" and v["answered right"] == v["answered right"]
+    ]
+    return min(scored)[1] if scored else "–"
 
 
 def scifact_tables(data_root: Path, split: str = "test") -> tuple[Table, dict[str, float]]:

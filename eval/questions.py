@@ -1,14 +1,31 @@
-"""The question sets: our seed questions and SciFact."""
+"""The question sets: our own questions over the seeds, and SciFact.
+
+Gold papers are named by a quote from their abstract ("gold_quotes"), looked up in
+the corpus when the set is loaded, so ids may change without the sets going stale.
+
+- `heldout.jsonl`: written by a helper who never saw the code or the retriever's
+  output: paraphrases with few of the abstract's words, catalogue questions,
+  follow-ups, near-misses, comparisons, off-topic questions;
+- `seeds.jsonl`: the older set (its questions share many of the abstracts' words);
+- `offcorpus.jsonl`: 50 questions no abstract answers, most about subjects next to
+  the corpus's (dueling bandits, flow matching), written and checked by the same helper.
+"""
 
 from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assistant.types import Paper
+
 HERE = Path(__file__).resolve().parent
 SEED_QUESTIONS = HERE / "questions" / "seeds.jsonl"
+HELDOUT_QUESTIONS = HERE / "questions" / "heldout.jsonl"
+OFFCORPUS_QUESTIONS = HERE / "questions" / "offcorpus.jsonl"
+SETS = {"heldout": HELDOUT_QUESTIONS, "seeds": SEED_QUESTIONS, "offcorpus": OFFCORPUS_QUESTIONS}
 SCIFACT = HERE.parent.parent / "shared" / "benchmarks" / "scifact"
 
 
@@ -20,7 +37,8 @@ class Question:
     gold: tuple[str, ...]
     facts: tuple[str, ...] = ()
     history: tuple[str, ...] = ()
-    near_miss: str | None = None
+    closest: str | None = None  # near-miss: the paper the question is about
+    set: str = "heldout"
 
     @property
     def answerable(self) -> bool:
@@ -32,7 +50,23 @@ class Question:
         return f"{self.history[-1]} {self.question}" if self.history else self.question
 
 
-def load_questions(path: Path = SEED_QUESTIONS) -> list[Question]:
+def load_questions(path: Path = HELDOUT_QUESTIONS, papers: Sequence[Paper] | None = None) -> list[Question]:
+    """Questions with their gold quotes resolved to the ids of `papers` (default: the seeds)."""
+    if papers is None:
+        from assistant.config import DEFAULT_SEEDS
+        from assistant.corpus import load_papers
+
+        papers = load_papers([DEFAULT_SEEDS])[0]
+    texts = [(p.id, " ".join(p.abstract.split())) for p in papers]
+
+    def find(quote: str) -> str:
+        quote = " ".join(quote.split())
+        found = [pid for pid, text in texts if quote in text]
+        if len(found) != 1:
+            raise ValueError(f"{path.name}: quote {quote!r} is in {len(found)} abstracts, not 1")
+        return found[0]
+
+    name = next((k for k, v in SETS.items() if v == path), path.stem)
     out = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
@@ -42,10 +76,11 @@ def load_questions(path: Path = SEED_QUESTIONS) -> list[Question]:
                     id=d["id"],
                     type=d["type"],
                     question=d["question"],
-                    gold=tuple(d.get("gold", ())),
+                    gold=tuple(find(q) for q in d.get("gold_quotes", ())),
                     facts=tuple(d.get("facts", ())),
                     history=tuple(d.get("history", ())),
-                    near_miss=d.get("near_miss"),
+                    closest=find(d["closest_quote"]) if d.get("closest_quote") else None,
+                    set=name,
                 )
             )
     return out

@@ -1,15 +1,17 @@
-"""`make eval`: retrieval and answer quality on our seed questions, and SciFact.
+"""`make eval`: retrieval and answer quality on our question sets, and SciFact.
 
-    python -m eval.run                      # retrieval (seeds + SciFact) and extractive answers
-    python -m eval.run --models qwen2.5-coder-1.5b,qwen2.5-coder-0.5b --answer-set subset
+    python -m eval.run                                   # retrieval, extractive answers, SciFact
+    python -m eval.run --models qwen2.5-coder-1.5b       # + the default local model, every question
+    python -m eval.run --sets heldout --no-scifact --models qwen2.5-coder-1.5b
 
-Prints one table per set, writes eval/reports/report.md and report.png, exits
-non-zero if the run itself failed.
+Prints one table per set, writes eval/reports/report.md, report.png and one JSON
+line per answered question (answers-BACKEND.jsonl); exits non-zero if the run failed.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 import time
@@ -17,44 +19,10 @@ from pathlib import Path
 
 from assistant import Assistant
 from assistant.config import DEFAULT_SEEDS
-from eval.harness import ANSWER_METRICS, Table, answer_row, retrieval_table, scifact_tables
-from eval.questions import SCIFACT, load_questions
+from eval.harness import Table, answer_rows, answer_table, retrieval_table, scifact_tables, weakest
+from eval.questions import SCIFACT, SETS, load_questions
 
 REPORTS = Path(__file__).resolve().parent / "reports"
-
-# A fixed, stratified subset for LLM answer runs (an LLM answer takes 5-30 s on 2 cores).
-SUBSET = [
-    "p01",
-    "p03",
-    "p09",
-    "p14",
-    "p20",
-    "p26",
-    "p33",
-    "p40",
-    "p47",
-    "p53",
-    "p60",
-    "p66",
-    "a01",
-    "a03",
-    "a04",
-    "a08",
-    "a11",
-    "m01",
-    "m02",
-    "d01",
-    "d03",
-    "d04",
-    "f01",
-    "f03",
-    "u01",
-    "u02",
-    "u03",
-    "u04",
-    "u06",
-    "u08",
-]
 
 
 def chart(tables: list[Table], path: Path) -> None:
@@ -65,7 +33,9 @@ def chart(tables: list[Table], path: Path) -> None:
 
     fig, axes = plt.subplots(len(tables), 1, figsize=(11, 3.6 * len(tables)), squeeze=False)
     for ax, table in zip(axes[:, 0], tables):
-        metrics = [c for c in table.columns if "ms" not in c and " s" not in c and c != "n"]
+        metrics = [
+            c for c in table.columns if "ms" not in c and " s" not in c and c not in ("n", "prompt tok")
+        ]
         names = list(table.rows)
         width = 0.8 / max(len(names), 1)
         for i, name in enumerate(names):
@@ -82,46 +52,67 @@ def chart(tables: list[Table], path: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="", help="comma-separated llama-cpp models to answer with")
-    parser.add_argument("--answer-set", choices=("subset", "all"), default="subset")
+    parser.add_argument("--sets", default="heldout,seeds", help="question sets: heldout, seeds")
+    parser.add_argument("--types", default="", help="only these question types (comma-separated)")
+    parser.add_argument("--no-extractive", action="store_true")
+    parser.add_argument("--no-retrieval", action="store_true")
     parser.add_argument("--no-scifact", action="store_true")
     parser.add_argument("--out", type=Path, default=REPORTS)
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="NAME=VALUE", help="a setting for the LLM runs"
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     tables: list[Table] = []
-    questions = load_questions()
+    args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
+        seeded = Assistant(data_dir=data / "seeds", corpus=[DEFAULT_SEEDS], backend="extractive")
+        papers = seeded.catalogue.papers
+        questions = [q for name in args.sets.split(",") for q in load_questions(SETS[name], papers)]
+        if args.types:
+            questions = [q for q in questions if q.type in args.types.split(",")]
         systems = {
             "hybrid (default)": {},
             "dense only": {"lexical_weight": 0.0},
             "BM25 only": {"dense_weight": 0.0},
         }
-        seeded = Assistant(data_dir=data / "seeds", corpus=[DEFAULT_SEEDS], backend="extractive")
-        seeded.stats()
-        for name, overrides in systems.items():
-            bot = Assistant(
-                data_dir=data / "seeds", corpus=[DEFAULT_SEEDS], backend="extractive", **overrides
-            )
-            table = retrieval_table(bot, questions, f"Seed questions, retrieval: {name}")
-            tables.append(table)
-            print(table.markdown(), "\n", flush=True)
-        overview = Table("Seed questions, retrieval (all types)", tables[0].columns)
-        for name, table in zip(systems, tables):
-            overview.rows[name] = table.rows["all"]
-        tables.append(overview)
+        if not args.no_retrieval:
+            overview = None
+            for name, overrides in systems.items():
+                bot = Assistant(
+                    data_dir=data / "seeds", corpus=[DEFAULT_SEEDS], backend="extractive", **overrides
+                )
+                table = retrieval_table(bot, questions, f"Retrieval: {name}")
+                tables.append(table)
+                print(table.markdown(), "\n", flush=True)
+                overview = overview or Table("Retrieval (all answerable questions)", table.columns)
+                overview.rows[name] = table.rows["all"]
+            assert overview is not None
+            tables.append(overview)
 
-        chosen = questions if args.answer_set == "all" else [q for q in questions if q.id in SUBSET]
-        answers = Table(
-            f"Seed questions, answers ({len(chosen)} questions, {args.answer_set})", ANSWER_METRICS
-        )
-        answers.rows["extractive"] = answer_row(seeded, chosen, "extractive")
-        print(f"answers: extractive done ({time.perf_counter() - started:.0f}s)", flush=True)
+        runs: list[tuple[str, Assistant, str]] = []
+        if not args.no_extractive:
+            runs.append(("extractive", seeded, "extractive"))
         for model in [m for m in args.models.split(",") if m]:
-            bot = Assistant(data_dir=data / "seeds", corpus=[DEFAULT_SEEDS], llm_model=model)
-            answers.rows[f"llama-cpp {model}"] = answer_row(bot, chosen, "llama-cpp")
-            print(f"answers: {model} done ({time.perf_counter() - started:.0f}s)", flush=True)
-        tables.append(answers)
-        print(answers.markdown(), "\n")
+            overrides = dict(kv.split("=", 1) for kv in args.set)
+            bot = Assistant(data_dir=data / "seeds", corpus=[DEFAULT_SEEDS], llm_model=model, **overrides)
+            runs.append((f"llama-cpp {model}", bot, "llama-cpp"))
+        overview_answers = Table(f"Answers, all {len(questions)} questions", ())
+        for label, bot, backend in runs:
+            rows = answer_rows(bot, questions, backend, log=lambda line: print(line, flush=True))
+            with (args.out / f"answers-{label.replace(' ', '-')}.jsonl").open("w") as f:
+                for row in rows:
+                    f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            table = answer_table(rows, f"Answers: {label}")
+            table.title += f" (weakest kind: {weakest(table)})"
+            tables.append(table)
+            overview_answers.columns = table.columns
+            overview_answers.rows[label] = table.rows["all"]
+            print(table.markdown(), "\n", flush=True)
+            print(f"answers: {label} done ({time.perf_counter() - started:.0f}s)", flush=True)
+        if runs:
+            tables.append(overview_answers)
 
         if not args.no_scifact and (SCIFACT / "corpus.jsonl").exists():
             scifact, facts = scifact_tables(data)
@@ -148,11 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     report += [t.markdown() + "\n" for t in tables]
     (args.out / "report.md").write_text("\n".join(report))
     chart(
-        [
-            t
-            for t in tables
-            if t.title.startswith(("Seed questions, retrieval (all", "Seed questions, answers", "SciFact"))
-        ],
+        [t for t in tables if t.title.startswith(("Retrieval (all", "Answers, all", "SciFact"))],
         args.out / "report.png",
     )
     print(f"wrote {args.out / 'report.md'} and {args.out / 'report.png'}")

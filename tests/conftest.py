@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks.servers import free_port, start_chroma, stop
 
-__all__ = ["SCIFACT", "SEEDS", "free_port"]
+__all__ = ["SCIFACT", "SEEDS", "free_port", "paper_id"]
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -57,3 +57,19 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     proc, url = start_chroma(tmp_path_factory.mktemp("chroma-server") / "db")
     yield url
     stop(proc)
+
+
+def needs_default() -> None:
+    """Skip unless the default local model is installed (`make install` installs it)."""
+    from assistant.models import MODELS, models_dir
+
+    if not (models_dir() / MODELS["qwen2.5-coder-1.5b"].filename).is_file():
+        pytest.skip("the default model is not installed: run `make install`")
+
+
+def paper_id(bot, fragment: str) -> str:  # type: ignore[no-untyped-def]
+    """The id of the one stored paper whose abstract contains `fragment` (ids are hashes
+    of the normalised text: tests look them up rather than hard-code them)."""
+    found = [p.id for p in bot.catalogue.papers if fragment in p.abstract]
+    assert len(found) == 1, f"{fragment!r} is in {len(found)} abstracts"
+    return found[0]

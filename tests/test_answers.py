@@ -17,13 +17,14 @@ import pytest
 from assistant import Answer, Assistant
 from assistant.checker import Checker
 from assistant.errors import ConfigError, LLMError, QuestionError
-from assistant.generate import checked_stream
+from assistant.generate import checked_events
 from assistant.models import MODELS, models_dir
+from assistant.types import SentenceChecked, Sources, TextDelta
 from benchmarks.servers import free_port, start, stop
-from tests.conftest import SEEDS
+from tests.conftest import SEEDS, paper_id
 
-PRIVATESEAL = "d3ac31225e64f604"
-GRAPE = "102f5d78cdaf5343"
+SEAL_TEXT = "we propose PrivateSeal, a watermarking framework"
+GRAPE_TEXT = "We present GRAPE"
 
 
 def installed(name: str) -> bool:
@@ -34,22 +35,22 @@ needs_default = pytest.mark.skipif(not installed("qwen2.5-coder-1.5b"), reason="
 needs_small = pytest.mark.skipif(not installed("smollm2-135m"), reason="run `make models`")
 
 
-def run(bot: Assistant, question: str, **kwargs: object) -> tuple[list[str], Answer]:
-    pieces: list[str] = []
-    answer = None
-    for item in bot.stream(question, **kwargs):  # type: ignore[arg-type]
-        if isinstance(item, Answer):
-            answer = item
-        else:
-            pieces.append(item)
-    assert answer is not None
-    return pieces, answer
+def run(bot: Assistant, question: str, **kwargs: object) -> tuple[list[object], Answer]:
+    """All events of a streamed answer, and the final Answer (checked to come last)."""
+    items = list(bot.stream(question, **kwargs))  # type: ignore[arg-type]
+    assert isinstance(items[0], Sources) and isinstance(items[-1], Answer)
+    return items, items[-1]
+
+
+def generated(items: list[object]) -> str:
+    return "".join(e.text for e in items if isinstance(e, TextDelta))
 
 
 # --- the checker (pure logic over a scripted model reply, real embedder) -------------
 
 
 def test_planted_wrong_citations_are_removed_or_recited(bot) -> None:
+    PRIVATESEAL = paper_id(bot, SEAL_TEXT)
     hits = list(bot.search("watermarking images against diffusion editing; positional encoding", k=5))
     position = {h.paper.id: i + 1 for i, h in enumerate(hits)}
     seal = next(h for h in hits if h.paper.id == PRIVATESEAL)
@@ -61,7 +62,9 @@ def test_planted_wrong_citations_are_removed_or_recited(bot) -> None:
         seal.paper.abstract.split(". ")[0] + f". [{position[PRIVATESEAL]}]",
     ]
     checker = Checker(hits, bot.embedder, threshold=0.45, margin=0.08)
-    text = "".join(checked_stream(iter(reply), checker))
+    events = list(checked_events(iter(reply), checker))
+    text = " ".join(e.text for e in events if isinstance(e, SentenceChecked))
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "".join(reply)
     first, banana, third = checker.results
     assert first.supported and first.citations == (1,) and "re-cited" in (first.note or "")
     assert not banana.supported and banana.citations == () and checker.removed == 1
@@ -74,13 +77,16 @@ def test_planted_wrong_citations_are_removed_or_recited(bot) -> None:
 
 
 @needs_small
-def test_stream_pieces_add_up_to_the_final_text(bot) -> None:
+def test_small_model_streams_tokens_then_checked_sentences(bot) -> None:
     small = Assistant(bot.settings, llm_model="smollm2-135m", backend="llama-cpp")
-    pieces, answer = run(small, "What is PrivateSeal?")
-    assert answer.backend.startswith("extractive") or answer.backend.startswith("llama-cpp")
-    if not answer.fallback:
-        assert "".join(pieces) == answer.text
-    assert answer.model_text  # the model really generated something
+    items, answer = run(small, "What is PrivateSeal?")
+    assert answer.model_text and generated(items) == answer.model_text  # token chunks, as generated
+    assert answer.prompt_tokens > 100
+    checked = [e for e in items if isinstance(e, SentenceChecked)]
+    if answer.fallback:  # the 135M model often fails the check: then the notes say so
+        assert answer.backend == "extractive" and any("instead" in n for n in answer.notes)
+    else:
+        assert [e.support for e in checked] == list(answer.sentences)
     numbers = {c.number for c in answer.citations}
     assert numbers == set(range(1, len(numbers) + 1))  # every citation is used, numbered 1..n
 
@@ -99,12 +105,14 @@ def test_default_configuration_answers_locally_with_a_right_citation(
     monkeypatch.setattr(socket.socket, "connect", spy)
     bot = Assistant(data_dir=seeded_dir, corpus=[SEEDS])  # defaults: llama-cpp, bundled model
     assert bot.settings.backend == "llama-cpp"
-    pieces, answer = run(bot, "What is PrivateSeal?")
+    items, answer = run(bot, "What is PrivateSeal?")
     assert not answer.refused and not answer.fallback, answer
     assert answer.backend.startswith("llama-cpp:qwen2.5-coder-1.5b")
-    assert PRIVATESEAL in {c.paper.id for c in answer.citations}
+    assert paper_id(bot, SEAL_TEXT) in {c.paper.id for c in answer.citations}
     assert "watermark" in answer.text.lower()
-    assert "".join(pieces) == answer.text
+    assert generated(items) == answer.model_text
+    checked = [e.text for e in items if isinstance(e, SentenceChecked) and e.status != "unsupported"]
+    assert " ".join(checked) == answer.text
     assert all(s.supported for s in answer.sentences)
     remote = [
         a for a in opened if isinstance(a, tuple) and not str(a[0]).startswith(("127.", "::1", "localhost"))
@@ -118,7 +126,7 @@ def test_unanswerable_question_is_refused(bot) -> None:
     _, answer = run(local, "How many GPUs were used to train the Register Anything Model?")
     assert answer.refused and answer.citations == ()
     assert answer.text == "I could not find this in the indexed abstracts."
-    assert answer.reason
+    assert "Register Anything Model" in (answer.reason or "") and "hardware" in (answer.reason or "")
     _, off_topic = run(local, "What is the recipe for a good chocolate cake?")
     assert off_topic.refused and "closest papers" in (off_topic.reason or "").lower()
 
@@ -128,15 +136,15 @@ def test_follow_up_resolves_it(bot) -> None:
     local = Assistant(bot.settings, backend="llama-cpp")
     history = [("What is GRAPE?", "GRAPE is a framework for positional encoding [1].")]
     _, answer = run(local, "Which rotary scheme does it recover exactly?", history=history)
-    assert answer.standalone_question and "grape" in answer.standalone_question.lower()
-    assert GRAPE in {c.paper.id for c in answer.citations}
+    assert answer.standalone_question == "Which rotary scheme does GRAPE recover exactly?"
+    assert paper_id(bot, GRAPE_TEXT) in {c.paper.id for c in answer.citations}
 
 
 def test_extractive_follow_up_uses_the_previous_question(bot) -> None:
     history = [("What is PrivateSeal?", "")]
     answer = bot.ask("What does it need to be robust against?", history=history, backend="extractive")
-    assert answer.standalone_question is not None and "PrivateSeal" in answer.standalone_question
-    assert answer.citations[0].paper.id == PRIVATESEAL
+    assert answer.standalone_question == "What does PrivateSeal need to be robust against?"
+    assert answer.citations[0].paper.id == paper_id(bot, SEAL_TEXT)
 
 
 # --- the OpenAI-compatible backend against a real local server ------------------------
@@ -176,12 +184,10 @@ def llm_server() -> Iterator[str]:
 
 def test_openai_backend_answers_through_a_local_server(bot, llm_server: str) -> None:
     remote = Assistant(bot.settings, backend="openai", openai_base_url=llm_server, openai_model="local-qwen")
-    pieces, answer = run(remote, "What is PrivateSeal?")
+    items, answer = run(remote, "What is PrivateSeal?")
     assert answer.model_text, "the server produced no text"
-    assert answer.backend in ("openai:local-qwen", "extractive")
-    assert PRIVATESEAL in {c.paper.id for c in answer.citations}
-    if not answer.fallback:
-        assert "".join(pieces) == answer.text
+    assert generated(items) == answer.model_text
+    assert paper_id(bot, SEAL_TEXT) in {c.paper.id for c in answer.citations}
 
 
 # --- failures ----------------------------------------------------------------------------

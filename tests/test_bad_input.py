@@ -13,6 +13,7 @@ import pytest
 
 from assistant import Assistant
 from assistant.errors import CorpusError, FilterError, QuestionError
+from tests.conftest import paper_id
 
 ABSTRACT = "We study a carefully designed benchmark of bad inputs for paper search systems. " * 4
 INJECTION = (
@@ -39,12 +40,13 @@ QUESTION_CASES: list[tuple[str, Callable[[Assistant], Any], Any]] = [
     (
         "question in another language",
         lambda b: question_case(b, "¿Qué es PrivateSeal y para qué sirve?"),
-        lambda a: a.refused or "PrivateSeal" in a.citations[0].paper.abstract,
+        lambda a: not a.refused and "PrivateSeal" in a.citations[0].paper.abstract,  # the name carries it
     ),
     (
         "question in Chinese",
         lambda b: question_case(b, "扩散模型的水印方法是什么?"),
-        lambda a: isinstance(a.text, str),
+        # The bundled embedder reads English only: a clear refusal naming the closest papers.
+        lambda a: a.refused and "closest papers" in (a.reason or ""),
     ),
     (
         "prompt injection in the question",
@@ -198,14 +200,17 @@ def test_injected_abstract_cannot_steer_citations(seeded, tmp_path: Path) -> Non
 
 def test_sixteen_concurrent_asks_through_the_python_api(bot) -> None:
     questions = {
-        "What is PrivateSeal?": "d3ac31225e64f604",
-        "What is GRAPE?": "102f5d78cdaf5343",
-        "What is ProxySHAP?": "8ebc846c1344f91c",
-        "What are lmKANs?": "471fbd3511c8e185",
-        "What is NAMEx?": "e6ea81e647f4fb22",
-        "What is MARLA?": "c5253df079efe3ed",
-        "What is PolySHAP?": "c98f9a43fc97bd42",
-        "What does PrivacySIM evaluate?": "94a3c4952f932766",
+        question: paper_id(bot, fragment)
+        for question, fragment in {
+            "What is PrivateSeal?": "we propose PrivateSeal",
+            "What is GRAPE?": "We present GRAPE",
+            "What is ProxySHAP?": "ProxySHAP",
+            "What are lmKANs?": "lmKAN",
+            "What is NAMEx?": "NAMEx",
+            "What is MARLA?": "MARLA",
+            "What is PolySHAP?": "PolySHAP",
+            "What does PrivacySIM evaluate?": "PrivacySIM",
+        }.items()
     }
     jobs = list(questions) * 2
     with ThreadPoolExecutor(max_workers=16) as pool:

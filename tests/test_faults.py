@@ -124,15 +124,20 @@ def test_chroma_server_stops_mid_session_and_comes_back(tmp_path: Path, seeded_d
     port = free_port()
     proc, url = start_chroma(tmp_path / "db", port)
     try:
-        bot = Assistant(chroma_url=url, data_dir=tmp_path / "data", backend="extractive")
+        bot = Assistant(chroma_url=url, data_dir=tmp_path / "data", backend="extractive", refresh_s=0)
         assert bot.search("What is PrivateSeal?", k=1)[0].paper.abstract.startswith("Diffusion-driven")
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
+        # Questions go on from the papers already loaded, with a note naming the server.
+        down = bot.search("What is GRAPE?", k=1)
+        assert down[0].paper.abstract.startswith("We present GRAPE")
+        assert any(f"Chroma server at {url}" in n for n in down.notes)
         with pytest.raises(StoreError, match=f"Chroma server at {url}"):
-            bot.search("What is GRAPE?", k=1)
+            bot.ingest([tmp_path / "nothing.jsonl"])  # writing needs the server: a clear error
         proc, _ = start_chroma(tmp_path / "db", port)
-        # The same Assistant, no restart: the next question works.
-        assert bot.search("What is GRAPE?", k=1)[0].paper.abstract.startswith("We present GRAPE")
+        # The same Assistant, no restart: the note is gone.
+        back = bot.search("What is GRAPE?", k=1)
+        assert back[0].paper.abstract.startswith("We present GRAPE") and back.notes == ()
     finally:
         proc.terminate()
         proc.wait(timeout=30)

@@ -87,7 +87,8 @@ def test_filters_apply_identically_to_dense_and_lexical(bot) -> None:
         filters = catalogue.resolve(Filters.from_mapping(raw))
         allowed = {catalogue.papers[i].id for i in np.flatnonzero(catalogue.mask(filters))}
         where = catalogue.where(filters)
-        in_chroma = set(retriever.store._collection.get(where=where, include=[])["ids"])
+        with bot.store.session() as session:
+            in_chroma = set(session.collection.get(where=where, include=[])["ids"])
         assert in_chroma == allowed, raw
 
 
@@ -141,19 +142,18 @@ def test_detection_can_be_switched_off(bot) -> None:
     assert result.filters.is_empty() and result.matching == 87
 
 
-def test_exact_and_chroma_filter_paths_agree(seeded_dir) -> None:
-    from assistant import Assistant
-
-    exact = Assistant(data_dir=seeded_dir, backend="extractive", filter_mode="exact")
-    chroma = Assistant(data_dir=seeded_dir, backend="extractive", filter_mode="chroma")
-    assert exact.catalogue.vectors is not None and chroma.catalogue.vectors is None
+def test_filtered_search_scans_exactly_the_kept_rows(bot) -> None:
+    catalogue = bot.catalogue
     for question, filters in [
         ("equilibria in games", {"venue": "NeurIPS"}),
         ("privacy", {"year": "2026"}),
         ("reinforcement learning", {"topic": "Reinforcement Learning"}),
         ("bandits", {"year": "2024-2025"}),
     ]:
-        a = exact.search(question, k=5, filters=filters)
-        b = chroma.search(question, k=5, filters=filters)
-        assert [h.paper.id for h in a] == [h.paper.id for h in b], question
-        assert [round(h.dense_score or 0, 4) for h in a] == [round(h.dense_score or 0, 4) for h in b]
+        result = bot.search(question, k=5, filters=filters, detect=False)
+        kept = catalogue.mask(catalogue.resolve(result.filters))
+        rows = np.flatnonzero(kept)
+        sims = catalogue.vectors[rows] @ bot.embedder.encode_one(question)
+        best = {catalogue.papers[rows[j]].id: float(sims[j]) for j in np.argsort(-sims)[:5]}
+        assert result.matching == len(rows) and all(kept[catalogue.index[h.paper.id]] for h in result)
+        assert max(result.dense_top) == pytest.approx(max(best.values()), abs=1e-5), question

@@ -65,6 +65,8 @@ def test_a_second_source_of_the_same_abstract_is_recorded(seeded, tmp_path: Path
     assert (report.added, report.sources_updated) == (0, 1)
     paper = next(p for p in seeded.store.papers() if p.abstract == first)
     assert paper.sources == ("000_f4414ef37cb00e6d.txt:3", "copy.jsonl:1")
+    shown = next(p for p in seeded.catalogue.papers if p.abstract == first)  # the snapshot too
+    assert shown.sources == paper.sources
 
 
 def test_a_second_writer_is_refused_with_a_clear_message(seeded) -> None:

@@ -9,7 +9,9 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,18 +33,33 @@ XSS = (
 
 def test_respond_streams_then_shows_sources(bot) -> None:
     outputs = list(respond(bot, "What is PrivateSeal?", [], k=3, backend="extractive", show_scores=True))
-    chat, cards, coverage, active, markdown = outputs[-1]
+    found = next(o for o in outputs if isinstance(o[1], str) and "source-card" in o[1])
+    assert outputs.index(found) < len(outputs) - 1  # sources shown before the answer is final
+    assert "<mark>" in found[1] and found[2].startswith("Found 3 of 87")
+    chat, cards, coverage, active, markdown, bibtex = outputs[-1]
     assert chat[-2] == {"role": "user", "content": "What is PrivateSeal?"}
     assert "(#source-1)" in chat[-1]["content"]
     assert 'id="source-1"' in cards and "PrivateSeal" in cards and "<mark>" in cards and "score " in cards
     assert coverage.startswith("Draws on ") and "of 87 matching abstracts" in coverage
     assert markdown.startswith(chat[-1]["content"].split(" [")[0][:20]) or "References" in markdown
     assert "**References**" in markdown
+    assert bibtex.startswith("@inproceedings{") and "Diffusion-driven image editing" in bibtex  # cited paper
+
+
+def test_respond_reads_gradio_history_with_parts(bot) -> None:
+    history = [
+        {"role": "user", "content": [{"type": "text", "text": "What is PrivateSeal?"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "A watermarking framework [1]."}]},
+    ]
+    *_, last = respond(bot, "What does it need to be robust against?", history, backend="extractive")
+    chat, cards, *_ = last
+    assert "PrivateSeal" in cards.split('id="source-2"')[0]  # card 1 is the PrivateSeal abstract
+    assert chat[:2] == history
 
 
 def test_respond_applies_filters_and_reports_them(bot) -> None:
     *_, last = respond(bot, "game theory equilibria", [], venue="ICLR 2026", backend="extractive")
-    chat, cards, coverage, active, _ = last
+    chat, cards, coverage, active, *_ = last
     assert "venue=ICLR, year=2026" in active and "of 19 matching" in coverage
     assert cards.count("ICLR 2026") >= 1 and "NeurIPS" not in cards
 
@@ -78,13 +95,57 @@ def test_corpus_line_and_examples(bot) -> None:
 # --- the real app in a real browser --------------------------------------------------------
 
 
+class Beacon:
+    """A local server that records every request: nothing in the app may fetch from it."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        hits: list[str] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                hits.append(self.path)
+                self.send_response(200)
+                self.send_header("Content-Type", "image/png")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.hits = hits
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
 @pytest.fixture(scope="module")
-def app_url(seeded_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def beacon() -> Iterator[Beacon]:
+    b = Beacon()
+    yield b
+    b.server.shutdown()
+
+
+def beacon_abstract(url: str) -> str:
+    return (
+        "We present a radar odometry method for quokka tracking in dense forests. "
+        f"The radar map is shown here ![radar]({url}/beacon.png?src=abstract) and a "
+        f"[project page]({url}/link?src=abstract) with the data at {url}/auto?src=abstract for everyone. "
+        "Quokka tracking with radar odometry reduces drift by half against wheel odometry in forests. "
+    )
+
+
+@pytest.fixture(scope="module")
+def app_url(seeded_dir: Path, tmp_path_factory: pytest.TempPathFactory, beacon: Beacon) -> Iterator[str]:
     data = tmp_path_factory.mktemp("app") / "data"
     shutil.copytree(seeded_dir, data)
     extra = data.parent / "xss.jsonl"
     extra.write_text(
-        json.dumps({"title": "<script>alert('title')</script>Sanitiser quokka", "abstract": XSS}) + "\n"
+        json.dumps({"title": "<script>alert('title')</script>Sanitiser quokka", "abstract": XSS})
+        + "\n"
+        + json.dumps({"abstract": beacon_abstract(beacon.url)})
+        + "\n"
     )
     env = dict(
         os.environ,
@@ -104,8 +165,9 @@ def app_url(seeded_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
     stop(proc)
 
 
-@pytest.fixture()
-def page(app_url: str):  # type: ignore[no-untyped-def]
+@contextmanager
+def browser_page(url: str) -> Iterator[Any]:
+    """Debian's headless Chromium on the app, with dialogs recorded and dismissed."""
     if not CHROMIUM.exists():
         pytest.skip("Debian's chromium is not installed (make test installs it)")
     from playwright.sync_api import sync_playwright
@@ -124,12 +186,18 @@ def page(app_url: str):  # type: ignore[no-untyped-def]
             ],
         )
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.dialogs = []  # type: ignore[attr-defined]
-        page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))  # type: ignore[attr-defined]
-        page.goto(app_url)
+        page.dialogs = []
+        page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
+        page.goto(url)
         page.wait_for_selector("#question textarea", timeout=60_000)
         yield page
         browser.close()
+
+
+@pytest.fixture()
+def page(app_url: str) -> Iterator[Any]:
+    with browser_page(app_url) as page:
+        yield page
 
 
 def ask(page, question: str) -> str:  # type: ignore[no-untyped-def]
@@ -139,17 +207,16 @@ def ask(page, question: str) -> str:  # type: ignore[no-untyped-def]
     page.wait_for_function(
         "n => document.querySelectorAll('#chat .message').length >= n + 2", arg=before, timeout=120_000
     )
-    page.wait_for_function(
-        "() => !document.querySelector('#coverage').innerText.match(/Searching|Answering/) "
-        "&& document.querySelector('#coverage').innerText.trim().length > 0",
-        timeout=120_000,
+    page.wait_for_function(  # the answer is final when the coverage line says so
+        "() => /^(Draws on|No answer|Error)/.test(document.querySelector('#coverage').innerText.trim())",
+        timeout=180_000,
     )
     return page.locator("#chat .message").last.inner_text()
 
 
 @pytest.mark.browser
-def test_browser_question_sources_and_filter(page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    assert "87" not in page.inner_text("#corpus-line") or "abstracts" in page.inner_text("#corpus-line")
+def test_browser_question_sources_and_filter(page, tmp_path: Path) -> None:
+    assert "89 abstracts · 5 venues" in page.inner_text("#corpus-line")  # the seeds and two test records
     answer = ask(page, "What is PrivateSeal?")
     assert "[1]" in answer
     card = page.locator("#source-1")
@@ -175,7 +242,78 @@ def test_browser_question_sources_and_filter(page, tmp_path: Path) -> None:  # t
 
 
 @pytest.mark.browser
-def test_browser_html_in_abstracts_never_executes(page) -> None:  # type: ignore[no-untyped-def]
+def test_browser_follow_up_and_author_question(page, tmp_path: Path) -> None:
+    ask(page, "Which positional encodings does GRAPE recover as special cases?")
+    answer = ask(page, "And what does it assume about the group?")
+    assert "could not find" not in answer.lower() and "[1]" in answer
+    assert "We present GRAPE" in page.locator("#source-1").inner_text()  # answered from GRAPE
+    ask(page, "Which papers is Théo Vincent an author of?")
+    assert "2 papers by Théo Vincent" in page.inner_text("#chat")
+    cards = page.locator("#sources .source-card")
+    assert cards.count() == 2 and all("Théo Vincent" in cards.nth(i).inner_text() for i in range(2))
+    page.screenshot(path=str(tmp_path / "follow-up.png"), full_page=True)
+
+
+@pytest.fixture(scope="module")
+def scripted_app_url(seeded_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The app in this process, answering with the scripted model (tests.fakes)."""
+    from assistant import Assistant
+    from tests.fakes import SCRIPTED  # registers the "scripted" backend
+    from ui.app import CSS, HEAD, build_app
+
+    data = tmp_path_factory.mktemp("scripted-app") / "data"
+    shutil.copytree(seeded_dir, data)
+    bot = Assistant(data_dir=data, corpus=[SEEDS], backend="scripted")
+    SCRIPTED.script()
+    app = build_app(bot)
+    port = free_port()
+    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, css=CSS, head=HEAD)
+    yield f"http://127.0.0.1:{port}"
+    app.close()
+
+
+@pytest.mark.browser
+def test_browser_badges_mark_each_sentence(scripted_app_url: str, tmp_path: Path) -> None:
+    from tests.fakes import SCRIPTED
+
+    SCRIPTED.script(
+        "PrivateSeal is a watermarking framework for pre-existing images [1]. "
+        "Bananas are an excellent source of potassium [1]. "
+        "It is robust against diffusion-based regeneration and editing [1]."
+    )
+    with browser_page(scripted_app_url) as page:
+        answer = ask(page, "What is PrivateSeal?")
+        message = page.locator("#chat .message").last
+        assert answer.count("✅") == 2 and "⚠️" in answer and "(unsupported)" in answer
+        struck = message.locator("del, s").first.inner_text()
+        assert "Bananas" in struck
+        assert "1 unsupported" in page.inner_text("#coverage")
+        page.screenshot(path=str(tmp_path / "badges.png"), full_page=True)
+
+
+@pytest.mark.browser
+def test_browser_corpus_text_never_fetches_anything(page, beacon: Beacon) -> None:
+    answer = ask(page, "How does radar odometry help quokka tracking in forests?")
+    assert "radar" in answer.lower()
+    page.wait_for_timeout(1500)
+    sources = page.inner_text("#sources")
+    assert "beacon.png" in sources  # the text is shown, as text
+    assert page.locator("#chat img, #sources img").count() == 0
+    links = page.locator("#chat a[href*='127.0.0.1'], #sources a[href*='127.0.0.1']")
+    assert links.count() == 0
+    assert beacon.hits == []  # the browser fetched nothing
+
+
+@pytest.mark.browser
+def test_browser_renders_math_in_sources(page) -> None:
+    ask(page, "Which positional encodings does GRAPE recover as special cases?")
+    card = page.locator("#sources .source-card").first
+    assert "We present GRAPE" in card.inner_text()
+    assert card.locator(".katex").count() > 0  # $\\operatorname{SO}(d)$ rendered by KaTeX
+
+
+@pytest.mark.browser
+def test_browser_html_in_abstracts_never_executes(page) -> None:
     ask(page, "zebra-striped quokka benchmark for sanitisers")
     sources = page.inner_text("#sources")
     assert "<script>" in sources and "onerror" in sources  # shown literally

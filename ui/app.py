@@ -12,15 +12,22 @@ from typing import Any
 
 import gradio as gr
 
+from assistant.answerers import backend_names
 from assistant.api import Assistant
-from assistant.errors import AssistantError
-from assistant.types import Answer
+from assistant.bibtex import to_bibtex
+from assistant.errors import AssistantError, kind_of
+from assistant.questions import conversation
+from assistant.results import answer_json
+from assistant.types import Answer, Citation, SentenceChecked, Sources, TextDelta
 from ui import render
 
 log = logging.getLogger(__name__)
 
 ANY = "(any)"
-BACKENDS = ("llama-cpp", "openai", "ollama", "extractive")
+LATEX: list[dict[str, str | bool]] = [
+    {"left": "$$", "right": "$$", "display": True},
+    {"left": "$", "right": "$", "display": False},
+]
 
 CSS = """
 #sources { max-height: 78vh; overflow-y: auto; }
@@ -68,7 +75,7 @@ def filters_from(
 def respond(
     bot: Assistant,
     message: str,
-    history: list[dict[str, Any]] | None,
+    history: list[Any] | None,
     venue: str | None = None,
     year_from: Any = None,
     year_to: Any = None,
@@ -77,56 +84,80 @@ def respond(
     k: int | None = None,
     backend: str | None = None,
     show_scores: bool = False,
-) -> Iterator[tuple[list[dict[str, Any]], str, str, str, str]]:
-    """Yield (chat, source cards, coverage line, filters line, markdown) as the answer grows."""
+) -> Iterator[tuple[Any, ...]]:
+    """Yield (chat, source cards, coverage line, filters line, markdown, BibTeX) as the answer grows:
+    the sources as soon as retrieval is done, the prose as it is generated, a badge per
+    sentence when its check lands, then the final answer."""
     history = list(history or [])
-    past = [
-        (m["content"], "") for m in history if m.get("role") == "user" and isinstance(m.get("content"), str)
-    ]
+    past = conversation(history)  # every shape Gradio hands over: strings or lists of parts
     chat = [*history, {"role": "user", "content": message}, {"role": "assistant", "content": "…"}]
     filters = filters_from(venue, year_from, year_to, topic, author)
-    yield chat, "", "Searching…", "", ""
-    text = ""
+    yield chat, gr.skip(), "Searching…", "", "", ""
+    sources: Sources | None = None
+    checked: list[SentenceChecked] = []
+    cited: dict[int, Citation] = {}
+    pending = ""
     try:
-        for item in bot.stream(
+        for event in bot.stream(
             message, k=int(k) if k else None, filters=filters, history=past, backend=backend
         ):
-            if isinstance(item, Answer):
-                shown = item.text
-                chat[-1] = {"role": "assistant", "content": render.chat_text(shown)}
-                notes = " ".join(f"Note: {n}." for n in item.notes)
-                line = render.filters_line(item) + (f" · {notes}" if notes else "")
+            if isinstance(event, Sources):
+                sources = event
+                chat[-1] = {"role": "assistant", "content": "▌"}
+                found = f"Found {len(event.hits)} of {event.matching} matching abstracts · answering…"
+                yield chat, render.found_cards(event, (), show_scores), found, "", "", ""
+            elif isinstance(event, TextDelta):
+                pending += event.text
+                chat[-1] = {"role": "assistant", "content": render.streaming_text(checked, pending)}
+                yield chat, gr.skip(), "Answering…", gr.skip(), gr.skip(), gr.skip()
+            elif isinstance(event, SentenceChecked):
+                checked.append(event)
+                pending = event.tail
+                cited.update((c.number, c) for c in event.cited)
+                chat[-1] = {"role": "assistant", "content": render.streaming_text(checked, pending)}
+                cards = (
+                    render.found_cards(sources, list(cited.values()), show_scores) if sources else gr.skip()
+                )
+                yield chat, cards, "Checking citations…", gr.skip(), gr.skip(), gr.skip()
+            elif isinstance(event, Answer):
+                chat[-1] = {"role": "assistant", "content": render.answer_text(event)}
+                notes = " ".join(f"Note: {n}." for n in event.notes)
+                line = render.filters_line(event) + (f" · {notes}" if notes else "")
+                summary = (
+                    render.support_summary(event.sentences) if event.model_text and not event.fallback else ""
+                )
+                coverage = render.coverage(event) + (f" · {summary}" if summary else "")
+                cards = render.source_cards(event, show_scores)
                 yield (
                     chat,
-                    render.source_cards(item, show_scores),
-                    render.coverage(item),
+                    cards,
+                    coverage,
                     line,
-                    item.markdown(),
+                    event.markdown(),
+                    to_bibtex([c.paper for c in event.citations]),
                 )
                 return
-            text += item
-            chat[-1] = {"role": "assistant", "content": render.chat_text(text) + " ▌"}
-            yield chat, "", "Answering…", "", ""
     except AssistantError as exc:
         chat[-1] = {"role": "assistant", "content": render.chat_text(f"⚠️ {exc}")}
-        yield chat, "", "Error: the question was not answered (see the message).", "", ""
+        yield chat, gr.skip(), "Error: the question was not answered (see the message).", "", "", ""
     except Exception as exc:  # never a stack trace in the page; the app keeps working
         log.exception("unexpected error while answering")
         chat[-1] = {
             "role": "assistant",
             "content": render.chat_text(f"⚠️ Unexpected error: {type(exc).__name__}: {exc}"),
         }
-        yield chat, "", "Error: the question was not answered.", "", ""
+        yield chat, gr.skip(), "Error: the question was not answered.", "", "", ""
 
 
 def build_app(bot: Assistant) -> gr.Blocks:
     catalogue = bot.catalogue
     stats = catalogue.stats()
-    venues = [ANY, *sorted(catalogue.venues.values()), *[v for v in stats.venues if " " in v]]
+    # Only values that filter: venue names, and "venue year" pairs (no "(no venue)").
+    venues = [ANY, *sorted(catalogue.venues.values()), *[v for v in stats.venues if " " in v and v[0] != "("]]
     years = [ANY, *[str(y) for y in catalogue.years]]
     topics = [ANY, *sorted(catalogue.topics.values())]
     authors = [ANY, *sorted(catalogue.authors.values())]
-    backends = [b for b in BACKENDS if b in ("extractive", bot.settings.backend)]
+    backends = [b for b in backend_names() if b in ("extractive", bot.settings.backend)]
     with gr.Blocks(title="Paper QA") as app:
         gr.Markdown(f"## Ask the abstracts\n{render.corpus_line(catalogue)}", elem_id="corpus-line")
         with gr.Row():
@@ -135,7 +166,7 @@ def build_app(bot: Assistant) -> gr.Blocks:
                     elem_id="chat",
                     height=520,
                     sanitize_html=True,
-                    latex_delimiters=[{"left": "$", "right": "$", "display": False}],
+                    latex_delimiters=LATEX,
                     placeholder="Ask about the indexed papers. Answers cite abstracts as [n]; "
                     "click a number to see its source.",
                     examples=[{"text": q} for q in render.examples(catalogue)],
@@ -153,6 +184,8 @@ def build_app(bot: Assistant) -> gr.Blocks:
                 active = gr.Markdown(elem_id="active-filters")
                 with gr.Accordion("Copy as Markdown", open=False):
                     markdown = gr.Textbox(show_label=False, lines=6, buttons=["copy"], elem_id="markdown")
+                with gr.Accordion("Copy BibTeX of the cited papers", open=False):
+                    bibtex = gr.Textbox(show_label=False, lines=6, buttons=["copy"], elem_id="bibtex")
             with gr.Column(scale=2):
                 with gr.Accordion("Filters and settings", open=False, elem_id="filters"):
                     venue = gr.Dropdown(venues, value=ANY, label="Venue", elem_id="venue")
@@ -165,16 +198,21 @@ def build_app(bot: Assistant) -> gr.Blocks:
                     backend = gr.Dropdown(backends, value=bot.settings.backend, label="Answering backend")
                     show_scores = gr.Checkbox(False, label="Show retrieval scores")
                 gr.Markdown("### Sources")
-                sources = gr.HTML(
-                    elem_id="sources", value='<div class="no-sources">Sources appear here.</div>'
+                # Markdown (not HTML) so that KaTeX renders the abstracts' $math$; the cards are
+                # escaped HTML, and the sanitiser runs over them as well.
+                sources = gr.Markdown(
+                    elem_id="sources",
+                    value='<div class="no-sources">Sources appear here.</div>',
+                    latex_delimiters=LATEX,
+                    sanitize_html=True,
                 )
 
         inputs = [box, chatbot, venue, year_from, year_to, topic, author, k, backend, show_scores]
-        outputs = [chatbot, sources, coverage, active, markdown]
+        outputs = [chatbot, sources, coverage, active, markdown, bibtex]
 
         def run(message: str, history: list[dict[str, Any]], *rest: Any) -> Iterator[tuple[Any, ...]]:
             if not (message or "").strip():
-                yield history, gr.skip(), "Type a question first.", gr.skip(), gr.skip()
+                yield history, gr.skip(), "Type a question first.", gr.skip(), gr.skip(), gr.skip()
                 return
             yield from respond(bot, message, history, *rest)
 
@@ -191,16 +229,26 @@ def build_app(bot: Assistant) -> gr.Blocks:
         chatbot.example_select(example, inputs[1:], outputs, api_visibility="private")
 
         def api_ask(question: str, venue: str = ANY, k: int = 5) -> dict[str, Any]:
-            answer = bot.ask(question, k=int(k), filters=filters_from(venue, None, None, None, None))
-            return {
-                "text": answer.text,
-                "refused": answer.refused,
-                "citations": [
-                    {"number": c.number, "id": c.paper.id, "label": c.paper.label} for c in answer.citations
-                ],
-            }
+            """For scripts: the answer, or {"ok": false, "error": {"kind", "message"}} with the
+            same one-line message as the CLI; kind is user, store, backend or internal."""
+            try:
+                answer = bot.ask(question, k=int(k), filters=filters_from(venue, None, None, None, None))
+            except Exception as exc:
+                if not isinstance(exc, AssistantError):
+                    log.exception("unexpected error in /ask")
+                return {"ok": False, "error": {"kind": kind_of(exc), "message": str(exc)}}
+            return {"ok": True, **answer_json(answer)}
+
+        def api_stats() -> dict[str, Any]:
+            """For scripts: how many papers the app searches now, and any warning about the store."""
+            try:
+                stats = bot.stats()
+            except Exception as exc:
+                return {"ok": False, "error": {"kind": kind_of(exc), "message": str(exc)}}
+            return {"ok": True, "papers": stats.papers, "line": stats.line(), "notes": list(bot.notes)}
 
         gr.api(api_ask, api_name="ask")
+        gr.api(api_stats, api_name="stats")
     app.queue(default_concurrency_limit=bot.settings.ui_concurrency, max_size=256)
     return app
 

@@ -1,15 +1,26 @@
-"""Pure functions that turn answers into what the app shows. Everything from the
-corpus is HTML-escaped here: an abstract can never inject markup or script."""
+"""Pure functions that turn answers into what the app shows.
+
+Everything from the corpus is escaped here: an abstract can never inject markup or
+script, nor make the browser fetch anything (no images, no auto-loading content;
+markdown link and image syntax from abstracts is shown as text).
+"""
 
 from __future__ import annotations
 
 import html
 import re
+from collections.abc import Iterable, Sequence
 
 from assistant.catalogue import Catalogue
-from assistant.types import Answer, Citation
+from assistant.types import Answer, Citation, Hit, Paper, SentenceChecked, SentenceSupport, Sources
 
 _CITE = re.compile(r"\[(\d+)\]")
+BADGES = {"supported": "✅", "re-cited": "🔁", "unsupported": "⚠️"}
+BADGE_TITLES = {
+    "supported": "supported by the cited abstract",
+    "re-cited": "re-cited to the abstract that supports it",
+    "unsupported": "no abstract supports this sentence",
+}
 
 
 def escape(text: str | None) -> str:
@@ -17,38 +28,120 @@ def escape(text: str | None) -> str:
 
 
 def chat_text(text: str) -> str:
-    """Answer text for the chat: no HTML can get through (markdown and $math$ still
-    render), and each [n] links to card n of the sources panel."""
+    """Answer text for the chat. No HTML gets through, nor markdown images or links
+    (their brackets are shown as text); `$math$` still renders, and each [n] links to
+    card n of the sources panel."""
     safe = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _CITE.sub(lambda m: f"[\\[{m.group(1)}\\]](#source-{m.group(1)})", safe)
+    parts = _CITE.split(safe)  # text, number, text, number, ...
+    out = []
+    for i, part in enumerate(parts):
+        if i % 2:
+            out.append(f"[\\[{part}\\]](#source-{part})")
+        else:
+            out.append(_defuse(part))
+    return "".join(out)
 
 
-def _highlighted(abstract: str, evidence: set[str]) -> str:
+def _defuse(text: str) -> str:
+    """Markdown that could fetch or link: ![x](url), [x](url), <url>, bare URLs."""
+    text = text.replace("[", "&#91;").replace("]", "&#93;")
+    return re.sub(r"(?i)\b(https?|ftp)://", lambda m: f"{m.group(1)}&#58;//", text)
+
+
+def badge(status: str) -> str:
+    return f" {BADGES[status]}"
+
+
+def checked_sentence(text: str, status: str) -> str:
+    """One checked sentence with its badge; an unsupported one is struck through."""
+    body = chat_text(text)
+    if status == "unsupported":
+        body = f"~~{body}~~ *(unsupported)*"
+    return body + badge(status)
+
+
+def streaming_text(checked: Sequence[SentenceChecked], pending: str) -> str:
+    """What the chat shows while the answer streams: checked sentences with badges, then
+    the text still being generated."""
+    parts = [checked_sentence(e.text, e.status) for e in checked]
+    if pending.strip():
+        parts.append(chat_text(pending.strip()))
+    return " ".join(parts) + " ▌"
+
+
+def answer_text(answer: Answer) -> str:
+    """The final answer for the chat: model answers with a badge per sentence (unsupported
+    ones struck through); listings and extractive answers as they are."""
+    if answer.refused:
+        reason = f"\n\n*{chat_text(answer.reason)}*" if answer.reason else ""
+        return chat_text(answer.text) + reason
+    if answer.model_text and not answer.fallback and answer.sentences:
+        from assistant.extractive import cite
+
+        return " ".join(checked_sentence(cite(s.text, s.citations), s.status) for s in answer.sentences)
+    text = chat_text(answer.text)
+    if answer.fallback:
+        text += (
+            "\n\n*(The model's answer did not pass the evidence check; "
+            "these are the closest abstract sentences.)*"
+        )
+    return text
+
+
+def _highlighted(abstract: str, evidence: Iterable[str]) -> str:
     out = escape(abstract)
-    for sentence in sorted(evidence, key=len, reverse=True):
+    for sentence in sorted(set(evidence), key=len, reverse=True):
         esc = escape(sentence)
         if esc and esc in out:
             out = out.replace(esc, f"<mark>{esc}</mark>", 1)
     return out
 
 
-def card(citation: Citation, evidence: set[str], show_scores: bool) -> str:
-    p = citation.paper
+def card(paper: Paper, number: int | None, evidence: Iterable[str], score: float | None = None) -> str:
     meta = []
-    if p.authors:
-        meta.append(escape(", ".join(p.authors)))
-    if p.venue_year:
-        meta.append(escape(p.venue_year))
-    if p.topic:
-        meta.append(escape(p.topic))
-    score = f'<span class="score">score {citation.score:.4f}</span>' if show_scores else ""
-    comment = f'<div class="comment">Comment: {escape(p.comment)}</div>' if p.comment else ""
+    if paper.authors:
+        shown = ", ".join(paper.authors[:12]) + (" et al." if len(paper.authors) > 12 else "")
+        meta.append(escape(shown))
+    if paper.venue_year:
+        meta.append(escape(paper.venue_year))
+    if paper.topic:
+        meta.append(escape(paper.topic))
+    score_html = f'<span class="score">score {score:.4f}</span>' if score is not None else ""
+    comment = f'<div class="comment">Comment: {escape(paper.comment)}</div>' if paper.comment else ""
+    link = ""
+    if paper.url and re.match(r"https?://[^\s\"'<>]+$", paper.url):
+        # A link from the corpus is only ever followed on a click, and tells the site nothing.
+        shown = paper.url.removeprefix("https://doi.org/")
+        label = f"doi:{shown}" if shown != paper.url else paper.url
+        link = (
+            f'<div class="card-link"><a href="{escape(paper.url)}" target="_blank" '
+            f'rel="noopener noreferrer nofollow">{escape(label)}</a></div>'
+        )
+    ident = (
+        f'id="source-{number}" data-number="{number}"'
+        if number is not None
+        else f'data-paper="{escape(paper.id)}"'
+    )
+    mark = f"<b>[{number}]</b> " if number is not None else ""
     return (
-        f'<div class="source-card" id="source-{citation.number}" data-number="{citation.number}">'
-        f'<div class="card-title"><b>[{citation.number}]</b> {escape(p.title or p.label)} {score}</div>'
-        f'<div class="card-meta">{" · ".join(meta)}</div>{comment}'
-        f'<div class="abstract">{_highlighted(p.abstract, evidence)}</div>'
-        f'<div class="card-id">id {escape(p.id)} · {escape(", ".join(p.sources))}</div></div>'
+        f'<div class="source-card" {ident}>'
+        f'<div class="card-title">{mark}{escape(paper.title or paper.label)} {score_html}</div>'
+        f'<div class="card-meta">{" · ".join(meta)}</div>{comment}{link}'
+        f'<div class="abstract">{_highlighted(paper.abstract, evidence)}</div>'
+        f'<div class="card-id">id {escape(paper.id)} · {escape(", ".join(paper.sources[:5]))}</div></div>'
+    )
+
+
+def found_cards(sources: Sources, cited: Sequence[Citation] = (), show_scores: bool = False) -> str:
+    """Cards as soon as retrieval is done: papers already cited first (with their number),
+    then the rest of what was found; each with its best sentences highlighted."""
+    if not sources.hits:
+        return '<div class="no-sources">No abstract matches.</div>'
+    numbers = {c.paper.id: c.number for c in cited}
+    pairs: list[tuple[Hit, tuple[str, ...]]] = list(zip(sources.hits, sources.evidence))
+    pairs.sort(key=lambda p: numbers.get(p[0].paper.id, 10_000 + p[0].rank))
+    return "".join(
+        card(h.paper, numbers.get(h.paper.id), ev, h.score if show_scores else None) for h, ev in pairs
     )
 
 
@@ -61,16 +154,21 @@ def source_cards(answer: Answer | None, show_scores: bool = False) -> str:
         for n in s.citations:
             if s.evidence:
                 evidence.setdefault(n, set()).add(s.evidence)
-    return "".join(card(c, evidence.get(c.number, set()), show_scores) for c in answer.citations)
+    return "".join(
+        card(c.paper, c.number, evidence.get(c.number, set()), c.score if show_scores else None)
+        for c in answer.citations
+    )
 
 
 def coverage(answer: Answer) -> str:
     if answer.refused:
-        return f"No answer: {answer.reason or ''} ({answer.matching} matching abstracts)"
+        return f"No answer ({answer.matching} matching abstracts searched)."
     used = len(answer.citations)
     line = f"Draws on {used} of {answer.matching} matching abstracts · {answer.backend}"
+    if answer.kind == "catalogue":
+        line += " · from the listing"
     if answer.fallback:
-        line += " · the model's answer failed the citation check: extractive answer shown"
+        line += " · the model's answer failed the evidence check: extractive answer shown"
     return line
 
 
@@ -82,6 +180,13 @@ def filters_line(answer: Answer) -> str:
 
 def corpus_line(catalogue: Catalogue) -> str:
     return catalogue.stats().line()
+
+
+def support_summary(sentences: Sequence[SentenceSupport]) -> str:
+    counts = {k: 0 for k in BADGES}
+    for s in sentences:
+        counts[s.status] += 1
+    return " · ".join(f"{BADGES[k]} {v} {k}" for k, v in counts.items() if v)
 
 
 def examples(catalogue: Catalogue, n: int = 4) -> list[str]:

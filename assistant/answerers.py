@@ -1,0 +1,187 @@
+"""One answerer per backend, in one registry.
+
+Every answerer gets the same `Plan` (route, evidence, verdict) and yields the same
+events. Catalogue questions, "which papers" questions and refusals decided on the
+evidence are answered alike by all of them; only content questions reach a model.
+
+Backends are registered by name: `extractive` (no LLM) and the chat models of
+`assistant.llms` (`llama-cpp`, `openai`, `ollama`). `register(name, factory)` adds
+another one (a factory gets the settings and returns a `ChatModel`); the settings'
+`backend` accepts exactly the registered names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Protocol
+
+from assistant.checker import Checker
+from assistant.config import Settings
+from assistant.embed import Embedder
+from assistant.extractive import cite, compose, pick
+from assistant.generate import answer_messages, build_context, checked_events, is_refusal
+from assistant.listing import catalogue_answer, several_answer
+from assistant.llms import ChatModel, chat_factories, chat_model
+from assistant.plan import Plan
+from assistant.types import Answer, Event, SentenceChecked, TextDelta
+
+EXTRACTIVE = "extractive"
+
+
+class Answerer(Protocol):
+    name: str
+
+    def answer(self, plan: Plan) -> Iterator[Event]:
+        """Yield text, sentence checks and finally the Answer (Sources come before, from the caller)."""
+        ...
+
+
+def replay(answer: Answer) -> Iterator[Event]:
+    """The events of an answer that was not generated token by token."""
+    if answer.text:
+        yield TextDelta(answer.text)
+    for i, s in enumerate(answer.sentences):
+        cited = tuple(c for c in answer.citations if c.number in s.citations)
+        yield SentenceChecked(i, cite(s.text, s.citations), s, cited=cited)
+    yield answer
+
+
+class ExtractiveAnswerer:
+    """No LLM: the listing, or the abstract sentences closest to the question."""
+
+    def __init__(self, settings: Settings, embedder: Embedder, name: str = EXTRACTIVE) -> None:
+        self.settings = settings
+        self.embedder = embedder
+        self.name = name
+
+    def answer(self, plan: Plan) -> Iterator[Event]:
+        yield from replay(self.without_model(plan) or self._content(plan))
+
+    def without_model(self, plan: Plan) -> Answer | None:
+        """The answer when no model is needed: catalogue, refusal, 'which papers'."""
+        if not plan.verdict.answerable:
+            return plan.refusal(plan.verdict.reason or "The abstracts do not answer this.", self.name)
+        if plan.route.kind == "catalogue":
+            return catalogue_answer(plan, self.embedder, self.name)
+        if plan.route.kind == "several":
+            return several_answer(plan, self.name, self.settings.min_sentence_score)
+        return None
+
+    def extract(self, plan: Plan, backend: str | None = None) -> Answer | None:
+        """The closest abstract sentences, cited; None when none is close enough."""
+        s = self.settings
+        chosen = pick(plan.scored, s.answer_sentences, s.min_sentence_score, must_cover=plan.cover)
+        if not chosen:
+            return None
+        text, citations, sentences = compose(chosen)
+        return plan.answer(text, citations, sentences, backend or self.name)
+
+    def _content(self, plan: Plan) -> Answer:
+        return self.extract(plan) or plan.refusal(
+            "No sentence of the top abstracts addresses the question.", self.name
+        )
+
+
+class ModelAnswerer:
+    """An LLM writes the answer from the best sentences; every sentence is checked, and
+    the evidence, not the model's wording, decides between answer, fallback and refusal."""
+
+    def __init__(self, settings: Settings, embedder: Embedder, model: ChatModel) -> None:
+        self.settings = settings
+        self.embedder = embedder
+        self.model = model
+        self.name = model.name
+        self.extractive = ExtractiveAnswerer(settings, embedder, name=model.name)
+
+    def answer(self, plan: Plan) -> Iterator[Event]:
+        ready = self.extractive.without_model(plan)
+        if ready is not None:
+            yield from replay(ready)
+            return
+        s = self.settings
+        context = build_context(plan.scored, plan.hits[: s.context_papers], s)
+        checker = Checker(context.sources, self.embedder, s.support_threshold, s.recite_margin)
+        messages = answer_messages(plan.standalone.question, context, s)
+        raw: list[str] = []
+        shown: list[SentenceChecked] = []
+
+        def tap(pieces: Iterator[str]) -> Iterator[str]:
+            for piece in pieces:
+                raw.append(piece)
+                yield piece
+
+        for event in checked_events(tap(self.model.stream(messages, s.llm_max_tokens)), checker):
+            if isinstance(event, SentenceChecked):
+                shown.append(event)
+            yield event
+        model_text = "".join(raw)
+        extra = {"model_text": model_text, "prompt_tokens": getattr(self.model, "last_prompt_tokens", 0)}
+        supported = [e for e in shown if e.support.supported]
+        if is_refusal(model_text) and len(supported) <= 1:
+            if plan.verdict.strong:  # the evidence, not the model's wording, decides
+                why = (
+                    "the model said the abstracts do not answer this, but they hold sentences close "
+                    f"to the question (evidence {plan.verdict.score:.2f}); these are shown instead"
+                )
+                yield self._instead(plan, why, extra)
+            else:
+                yield plan.refusal(
+                    "The model found no answer in the closest abstracts, and the evidence is not strong "
+                    f"enough to overrule it (evidence {plan.verdict.score:.2f}, needs "
+                    f"{self.settings.answer_above:.2f}).",
+                    self.name,
+                    **extra,  # type: ignore[arg-type]
+                )
+            return
+        if not supported or len(supported) < 0.5 * len(shown):
+            why = (
+                f"{len(shown) - len(supported)} of {len(shown)} sentences of the model's answer are not "
+                "supported by the abstracts they cite; the closest abstract sentences are shown instead"
+            )
+            yield self._instead(plan, why, extra)
+            return
+        notes = []
+        if len(supported) < len(shown):
+            notes.append(f"{len(shown) - len(supported)} sentence(s) no abstract supports were left out")
+        if checker.removed or checker.recited:
+            notes.append(
+                f"citation check: {checker.removed} citation(s) to sources not given removed, "
+                f"{checker.recited} re-cited to the abstract that supports the sentence"
+            )
+        yield plan.answer(
+            " ".join(e.text for e in supported),
+            checker.citations(),
+            tuple(checker.results),
+            self.name,
+            tuple(notes),
+            **extra,  # type: ignore[arg-type]
+        )
+
+    def _instead(self, plan: Plan, why: str, extra: dict[str, object]) -> Answer:
+        fallback = self.extractive.extract(plan, backend=EXTRACTIVE)
+        if fallback is None:
+            return plan.refusal(
+                "The model's answer is not supported by the abstracts, and no abstract sentence "
+                "addresses the question.",
+                self.name,
+                **extra,
+            )
+        return replace(fallback, fallback=True, notes=(*fallback.notes, why), **extra)  # type: ignore[arg-type]
+
+
+def backend_names() -> tuple[str, ...]:
+    """Every registered backend: extractive first, then the chat models."""
+    return (EXTRACTIVE, *chat_factories())
+
+
+def register(name: str, factory: Callable[[Settings], ChatModel]) -> None:
+    """Add a chat backend, usable as `backend=name` (e.g. a scripted model in tests)."""
+    chat_factories()[name] = factory
+
+
+def answerer(settings: Settings, embedder: Embedder, name: str | None = None) -> Answerer:
+    name = name or settings.backend
+    if name == EXTRACTIVE:
+        return ExtractiveAnswerer(settings, embedder)
+    return ModelAnswerer(settings, embedder, chat_model(settings, name))

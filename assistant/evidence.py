@@ -1,0 +1,335 @@
+"""What the retrieved abstracts can support: scored sentences, and the decision to answer.
+
+Whether to answer is decided here, on evidence, before any model runs:
+
+- the question must be on topic: a hit close in meaning (dense cosine), a sentence
+  close to the question, or a rare corpus term in common with the top paper;
+- a question that asks for a specific kind of detail (a learning rate, a speed-up,
+  an accuracy on a named benchmark, a regret bound, the code, the hardware...) is
+  answerable only if the closest abstract reports that kind of detail;
+- sentences that read as instructions ("ignore previous instructions...", role tags,
+  "the answer is ...") are data, never evidence: they are left out of everything.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from assistant.embed import Embedder
+from assistant.text import fold, identity_text, split_sentences
+from assistant.types import Hit
+
+# --- instruction-like sentences -----------------------------------------------------
+
+_INSTRUCTION = re.compile(
+    r"(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+|previous\s+|prior\s+|above\s+)*"
+    r"(?:instructions?|prompts?|rules|context|everything)"
+    r"|system\s+prompt|\bnew\s+instructions?\b|\byou\s+are\s+(?:now\s+)?(?:an?\s+)?(?:ai|assistant|"
+    r"language\s+model|chatbot|helpful)\b|\bas\s+an\s+ai\b"
+    r"|<\|?\s*(?:im_start|im_end|system|assistant|user|endoftext)\s*\|?>|\[/?\s*(?:inst|system|sys)\s*\]"
+    r"|<<\s*sys\s*>>|(?:^|\n)\s*(?:system|assistant|user|human|instruction|###\s*\w+)\s*:"
+    r"|\bthe\s+(?:correct\s+|final\s+|only\s+)?answer\s+(?:to\s+(?:any|every|this|the)\s+question\s+)?is\b"
+    r"|\b(?:answer|reply|respond|output|print|say)\s+(?:only\s+|exactly\s+|with\s+)+['\"“‘]"
+    r"|\bcite\s+\[\d+\]|\b(?:ai|llm|language model|assistant|chatbot)s?\s+(?:must|should|will)\s+"
+    r"(?:always\s+)?(?:answer|reply|respond|say|output|cite|ignore|print)\b"
+    r"|\b(?:note|message|instruction)s?\s+(?:to|for)\s+(?:any\s+|all\s+|the\s+)?(?:ai|llm|assistant|model|language model)s?\b",
+    re.IGNORECASE,
+)
+_IMPERATIVE = re.compile(
+    r"^\s*(?:please\s+)?(?:ignore|disregard|forget|answer|reply|respond|output|print|cite|always|"
+    r"never|do\s+not|don't|you\s+must|you\s+should)\b"
+    r"|[:;]\s*(?:please\s+)?(?:ignore|disregard|forget|print|output|reply|respond|cite)\b"
+    r"|\bdisregard\s+(?:the\s+|this\s+|any\s+)?(?:user'?s?\s+)?(?:question|query|abstracts?|sources?)",
+    re.IGNORECASE,
+)
+
+
+def is_instruction(sentence: str) -> bool:
+    """A sentence addressed to a model rather than reporting research (checked on the
+    identity text, so zero-width characters cannot hide the words)."""
+    text = identity_text(sentence)
+    return bool(_INSTRUCTION.search(text) or _IMPERATIVE.search(text))
+
+
+def evidence_sentences(abstract: str) -> list[str]:
+    """The abstract's sentences that may serve as evidence (instructions left out)."""
+    return [s for s in split_sentences(abstract) if not is_instruction(s)]
+
+
+# --- scoring ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScoredSentence:
+    hit: Hit
+    text: str
+    score: float
+    position: int  # index of the sentence in its abstract
+
+
+def score_sentences(question: str, hits: Sequence[Hit], embedder: Embedder) -> list[ScoredSentence]:
+    """Every evidence sentence of the hits' abstracts, scored by cosine with the question."""
+    pairs = [(hit, i, s) for hit in hits for i, s in enumerate(evidence_sentences(hit.paper.abstract))]
+    if not pairs:
+        return []
+    q = embedder.encode_one(question)
+    vectors = embedder.encode_cached([s for _, _, s in pairs])
+    sims = vectors @ q
+    return [ScoredSentence(h, s, float(x), i) for (h, i, s), x in zip(pairs, sims)]
+
+
+def best_per_hit(
+    scored: Sequence[ScoredSentence], hits: Sequence[Hit], n: int
+) -> tuple[tuple[str, ...], ...]:
+    """Each hit's n best sentences, in the abstract's order."""
+    out = []
+    for hit in hits:
+        mine = sorted((s for s in scored if s.hit is hit), key=lambda s: -s.score)[:n]
+        out.append(tuple(s.text for s in sorted(mine, key=lambda s: s.position)))
+    return tuple(out)
+
+
+# --- details a question may ask for -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Detail:
+    """A kind of detail: how a question asks for it, how an abstract reports it."""
+
+    name: str  # "a learning rate"
+    asked: re.Pattern[str]
+    reported: re.Pattern[str]
+    needs_number: bool = False
+
+
+def _re(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+_NUMBER = _re(
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twice|half|dozen|hundreds?|thousands?)\b"
+)
+_MATH = r"\$|\\tilde|\\mathcal|\bO\(|Θ\(|Ω\(|√|\^|\bsqrt|\blog\s*\(|\bexp\s*\(|\d\s*/\s*\d|=|≤|≥"
+DETAILS: tuple[Detail, ...] = (
+    Detail(
+        "a learning rate",
+        _re(r"learning[- ]rates?|step[- ]sizes?"),
+        _re(r"learning[- ]rates?|step[- ]sizes?"),
+    ),
+    Detail("a batch size", _re(r"batch[- ]sizes?"), _re(r"batch[- ]sizes?")),
+    Detail(
+        "hyperparameter settings",
+        _re(
+            r"hyper-?parameters?|weight decay|dropout rate|which optimi[sz]er|how many epochs|number of epochs"
+            r"|privacy budget|\bepsilon\b|\bε\b|noise (?:scale|level|multiplier)|regulari[sz]ation (?:strength|coefficient|weight)"
+            r"|(?:value|setting) of (?:the )?[\w -]{0,30}parameter|temperature (?:value|setting)"
+        ),
+        _re(
+            r"hyper-?parameters?|weight decay|dropout|epochs?|\badam\b|\bsgd\b|privacy budget|\bepsilon\s*=|ε\s*=|=\s*\d"
+        ),
+        needs_number=True,
+    ),
+    Detail(
+        "the hardware used",
+        _re(r"\b(?:gpus?|tpus?|cpus?|hardware|accelerators?|a100s?|h100s?|v100s?|compute cluster)\b"),
+        _re(r"\b(?:gpus?|tpus?|cpus?|hardware|accelerators?|a100|h100|v100|cluster)\b"),
+    ),
+    Detail(
+        "a wall-clock time",
+        _re(
+            r"wall[- ]?clock|how long (?:does|did|do|will)|training time|run[- ]?time|how many (?:hours|seconds|minutes|days)|inference time|latency"
+        ),
+        _re(r"wall[- ]?clock|\b(?:seconds?|hours?|minutes?|days?|ms)\b|run[- ]?time|latency|time per"),
+    ),
+    Detail(
+        "a speed-up figure",
+        _re(r"speed-?ups?|how (?:much|many times) faster|times faster"),
+        _re(r"speed-?ups?|faster|\d\s*(?:x|×)|times (?:fewer|less|more|faster)"),
+        needs_number=True,
+    ),
+    Detail(
+        "memory use",
+        _re(
+            r"\bmemory (?:use|usage|footprint|consumption|cost|savings?|requirements?)|how much memory|gpu memory|\bvram\b|gigabytes?|\bin gb\b|\bgb\b"
+        ),
+        _re(r"memory|\bgb\b|gigabytes?|megabytes?|\bmb\b"),
+        needs_number=True,
+    ),
+    Detail(
+        "the code or its availability",
+        _re(
+            r"\bcode\b|github|repositor(?:y|ies)|open[- ]sourced?|source code|implementation (?:available|released)"
+        ),
+        _re(r"\bcode\b|github|repositor|available at|https?://|open[- ]source|released"),
+    ),
+    Detail(
+        "the authors' affiliations",
+        _re(
+            r"affiliat|which (?:university|universities|institution|lab|company)|what (?:university|institution|lab|company)|where (?:do|did) the authors work"
+        ),
+        _re(r"universit|institut|laborator|affiliat|\binc\b|corporation"),
+    ),
+    Detail(
+        "funding",
+        _re(r"\bfund(?:ed|ing)\b|\bgrants?\b|sponsor"),
+        _re(r"\bfund(?:ed|ing)\b|\bgrants?\b|sponsor"),
+    ),
+    Detail("a licence", _re(r"\blicen[cs]e"), _re(r"\blicen[cs]e")),
+    Detail(
+        "the datasets used",
+        _re(
+            r"(?:which|what) (?:[\w-]+ ){0,2}(?:datasets?|data sets?|corpora|corpus)|datasets? (?:did|do|does|was|were)"
+            r"|(?:trained|evaluated|tested|run) on which"
+        ),
+        _re(r"\bdatasets?\b|\bdata sets?\b|\bcorp(?:us|ora)\b|\bbenchmarks?\b"),
+    ),
+    Detail(
+        "an accuracy or score figure",
+        _re(
+            r"\b(?:accuracy|f1|bleu|rouge|perplexity|auc|auroc|recall|precision|top-?1|top-?5|error rate|success rate"
+            r"|win rate|mse|rmse|ndcg|exact match|scores?)\b"
+        ),
+        _re(
+            r"accura|\bf1\b|bleu|rouge|perplexity|\bauc|recall|precision|top-?[15]|error|success|win rate|mse|ndcg"
+            r"|exact match|score|improv|outperform|gain"
+        ),
+        needs_number=True,
+    ),
+    Detail(
+        "an explicit formula",
+        _re(
+            r"\b(?:explicit|exact|closed[- ]form|precise)\s+(?:\w+\s+){0,2}(?:formula|expression|bound|rate|complexity|value|constant|form)"
+            r"|\bwhat formula\b"
+        ),
+        _re(_MATH),
+    ),
+    Detail(
+        "a stated bound or rate",
+        _re(
+            r"(?:regret|error|generali[sz]ation|sample[- ]complexity|approximation|convergence|complexity|runtime|query)[- ](?:bounds?|rates?|guarantees?)"
+            r"|sample complexity|convergence rate|(?:upper|lower) bound|\bbound on\b|\bwhat bound\b|how (?:fast|quickly) does .* converge"
+        ),
+        _re(_MATH + r"|\brate of\b|\bpolynomial(?:ly)?\b|\blinear(?:ly)?\b|logarithmic|exponential(?:ly)?"),
+    ),
+    Detail(
+        "a number",
+        _re(
+            r"\bhow many\b|\bhow much\b|\bwhat (?:percentage|proportion|fraction|number)\b|\bby how much\b"
+            r"|\bexact (?:number|value|figure)\b|\bhow large\b|\bhow big\b|\b(?:what|which) values?\b"
+        ),
+        _re(r"."),
+        needs_number=True,
+    ),
+)
+
+_QUESTION_WORD = re.compile(
+    r"\b(?:what|which|how|where|who|whose|is|are|does|do|did|was|were|give|list|name|report)\b",
+    re.IGNORECASE,
+)
+_CLAUSE_END = re.compile(r"[,;:.!?]|\band\b|\bbut\b|\bor\b", re.IGNORECASE)
+
+
+def requested_details(question: str) -> list[Detail]:
+    """The kinds of detail a question asks for (none for most questions). A detail is
+    asked for only inside a question clause: "what bit accuracy does it reach?" asks for
+    an accuracy, "improving worst-group accuracy without subgroup labels" does not."""
+    if not (question.rstrip().endswith("?") or _QUESTION_WORD.match(question.strip())):
+        return []
+    out = []
+    for detail in DETAILS:
+        for m in detail.asked.finditer(question):
+            clause = _CLAUSE_END.split(question[max(0, m.start() - 80) : m.start()])[-1]
+            near = " ".join(clause.split()[-4:])  # the question word governs the detail
+            if _QUESTION_WORD.search(near) or _QUESTION_WORD.match(m.group(0)):
+                out.append(detail)
+                break
+    return out
+
+
+def detail_reported(question: str, detail: Detail, abstract: str) -> bool:
+    """Does this abstract report the kind of detail the question asks for?"""
+    for sentence in evidence_sentences(abstract):
+        if not detail.reported.search(sentence):
+            continue
+        if detail.needs_number and not (_NUMBER.search(sentence) or re.search(_MATH, sentence)):
+            continue
+        return True
+    return False
+
+
+_NAME = re.compile(r"(?<![\w-])([A-Za-z0-9][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)")
+_NOT_NAMES = frozenset(
+    [
+        "i",
+        "a",
+        "an",
+        "the",
+        "is",
+        "are",
+        "was",
+        "were",
+        "do",
+        "does",
+        "did",
+        "which",
+        "what",
+        "who",
+        "how",
+        "and",
+        "or",
+        "in",
+        "on",
+        "of",
+        "for",
+    ]
+)
+
+
+def missing_names(question: str, text: str) -> list[str]:
+    """Names in the question (benchmarks, datasets, models: 'ImageNet', '3DMatch', 'Adult')
+    that the text (the top abstracts) never mentions."""
+    folded = fold(text)
+    out = []
+    starts = {0} | {m.end() for m in re.finditer(r"[.?!:;]\s+", question)}
+    for m in _NAME.finditer(question):
+        word = m.group(1)
+        if (
+            len(word) < 3
+            or m.start() in starts
+            or word.lower() in _NOT_NAMES
+            or not any(c.isalpha() for c in word)
+        ):
+            continue
+        if not (word[0].isupper() or any(c.isupper() for c in word[1:]) or any(c.isdigit() for c in word)):
+            continue
+        key = fold(word)
+        if key in folded or key.rstrip("s") in folded:
+            continue
+        out.append(word)
+    return out
+
+
+# --- the decision -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether the evidence supports an answer, and if not, why (naming the closest paper)."""
+
+    answerable: bool
+    reason: str | None = None
+    dense: float = -1.0
+    sentence: float = -1.0
+    missing: str | None = None  # the kind of detail the closest abstract does not report
+    names_closest: bool = False  # the reason already names the closest paper
+    score: float = 0.0  # the evidence score (see `plan.evidence_score`)
+    strong: bool = False  # strong enough to overrule a model that finds no answer
+
+
+def best_dense(hits: Sequence[Hit]) -> float:
+    scores = [h.dense_score for h in hits if h.dense_score is not None]
+    return float(np.max(scores)) if scores else -1.0

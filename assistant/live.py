@@ -1,0 +1,185 @@
+"""The searchable view of the store, kept current while other processes write.
+
+A `Live` view loads the catalogue snapshot (see `assistant.snapshot`), builds the
+catalogue and lexical index from it, and on later questions checks (a stat, at most
+once per `refresh_s`) whether a writer published more. If so, the new catalogue is
+built beside the current one (only the new segments are read) and swapped in;
+questions meanwhile go on with what is loaded. It never reads Chroma while another
+process may be writing, so no question fails because of a write elsewhere. It also
+notices a store that was deleted or replaced, and says so.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from assistant import registry
+from assistant.catalogue import Catalogue
+from assistant.config import Settings
+from assistant.embed import Embedder
+from assistant.errors import StoreBusyError, StoreError
+from assistant.ingest import ingest, save_lexical, sync_snapshot, writing
+from assistant.lexical import LexicalIndex
+from assistant.retrieve import HybridRetriever
+from assistant.snapshot import Loaded, Manifest, Snapshot
+from assistant.store import VectorStore
+
+log = logging.getLogger(__name__)
+
+WAIT_FOR_WRITER_S = 900.0  # opening waits this long for another process's ingestion
+
+
+class Live:
+    def __init__(self, settings: Settings, store: VectorStore, embedder: Callable[[], Embedder]) -> None:
+        self.settings = settings
+        self.store = store
+        self._embedder = embedder
+        self.snapshot = Snapshot(settings.snapshot_dir)
+        self._lock = threading.RLock()  # guards the fields below
+        self._build_lock = threading.Lock()  # one build at a time
+        self._retriever: HybridRetriever | None = None
+        self._loaded: Loaded | None = None
+        self._manifest: Manifest | None = None
+        self._stamp: tuple[int, int] | None = None
+        self._checked = 0.0
+        self._server_checked = 0.0
+        self._worker: threading.Thread | None = None
+        self.notes: tuple[str, ...] = ()
+
+    # --- the current retriever --------------------------------------------------------
+    def retriever(self) -> HybridRetriever:
+        with self._lock:
+            if self._retriever is None:
+                self._open()
+            else:
+                self._follow()
+            assert self._retriever is not None
+            return self._retriever
+
+    def reload(self) -> None:
+        """After this process wrote: load what it published, now."""
+        with self._lock:
+            if self._retriever is not None:
+                self._follow(force=True)
+
+    # --- opening ---------------------------------------------------------------------------
+    def _open(self) -> None:
+        s = self.settings
+        try:
+            with self.store.session() as session:
+                count, store_id = session.count(), session.store_id
+        except StoreError as exc:
+            manifest = self.snapshot.manifest()
+            if manifest is None or s.chroma_url:
+                raise
+            self._swap(manifest, *self._build(manifest, None))
+            self.notes = (f"the store cannot be opened ({exc}); answering from its snapshot",)
+            return
+        if count == 0 and s.auto_ingest:
+            corpus = [p for p in s.corpus if Path(p).exists()]
+            if corpus:
+                registry.check_reseed(s.data_dir, s.chroma_url)
+                ingest(corpus, self.store, self._embedder(), s, lock_timeout=WAIT_FOR_WRITER_S)
+        manifest = self.snapshot.manifest()
+        if manifest is None or manifest.store_id != store_id or manifest.count != count or count == 0:
+            with writing(s, self.store, timeout=WAIT_FOR_WRITER_S), self.store.session() as session:
+                before = self.snapshot.manifest()
+                sync_snapshot(session, self.snapshot)
+                if self.snapshot.manifest() != before or not s.lexical_dir.exists():
+                    save_lexical(s, self.snapshot)
+            manifest = self.snapshot.manifest()
+        assert manifest is not None
+        self._swap(manifest, *self._build(manifest, None))
+
+    def _build(self, manifest: Manifest, known: Loaded | None) -> tuple[HybridRetriever, Loaded]:
+        """A retriever for what `manifest` lists; with `known`, only new segments are read."""
+        loaded = self.snapshot.load(manifest, known)
+        catalogue = Catalogue(loaded.papers, loaded.matrix())
+        lexical = LexicalIndex.open(self.settings.lexical_dir, catalogue.papers)
+        return HybridRetriever(self.settings, self._embedder(), catalogue, lexical), loaded
+
+    def _swap(self, manifest: Manifest, retriever: HybridRetriever, loaded: Loaded) -> None:
+        with self._lock:
+            replaced = self._manifest is not None and manifest.store_id != self._manifest.store_id
+            self._retriever, self._loaded, self._manifest = retriever, loaded, manifest
+            self._stamp = self.snapshot.stamp()
+            self._checked = time.monotonic()
+            self.notes = (
+                (f"the store was replaced while this app was running; it now holds {manifest.count} papers",)
+                if replaced
+                else ()
+            )
+        registry.remember(self.settings.data_dir, self.settings.chroma_url, len(retriever.catalogue))
+
+    # --- following other writers -------------------------------------------------------------
+    def _follow(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._checked < self.settings.refresh_s:
+            return
+        self._checked = now
+        if self.settings.chroma_url:
+            self._follow_server(now, force)
+        stamp = self.snapshot.stamp()
+        if stamp is None or (not self.settings.chroma_url and not self.settings.chroma_dir.exists()):
+            papers = len(self._retriever.catalogue) if self._retriever else 0
+            self.notes = (
+                f"the store in {self.settings.data_dir} was deleted or moved while this app was running: "
+                f"answers come from the {papers} papers loaded before; restore it, or restart to start anew",
+            )
+            return
+        if stamp == self._stamp and not force:
+            return
+        manifest = self.snapshot.manifest()
+        if manifest is None or manifest == self._manifest:
+            self._stamp = stamp
+            return
+        if force:  # this process wrote: its caller waits for its own papers
+            self._update(manifest)
+        elif self._worker is None or not self._worker.is_alive():
+            # Another process wrote: questions go on with what is loaded while the new
+            # catalogue and lexical index are built beside it, then swapped in.
+            self._worker = threading.Thread(target=self._update, args=(manifest,), daemon=True)
+            self._worker.start()
+
+    def _update(self, manifest: Manifest) -> None:
+        with self._build_lock:
+            current = self._manifest
+            same_store = current is not None and manifest.store_id == current.store_id
+            if same_store and current is not None and manifest.generation <= current.generation:
+                return
+            known = self._loaded.copy() if same_store and self._loaded is not None else None
+            try:
+                built = self._build(manifest, known)
+            except OSError:  # a compaction removed segments meanwhile: load from scratch
+                latest = self.snapshot.manifest() or manifest
+                built, manifest = self._build(latest, None), latest
+            except Exception:  # never let a background build take the app down
+                log.exception("could not load the new papers; will try again")
+                return
+            self._swap(manifest, *built)
+
+    def _follow_server(self, now: float, force: bool) -> None:
+        """A Chroma server may be written by other machines: compare its count now and then."""
+        if not force and now - self._server_checked < 5 * self.settings.refresh_s:
+            return
+        self._server_checked = now
+        try:
+            with self.store.session() as session:
+                count = session.count()
+                if self._manifest is not None and count == self._manifest.count:
+                    self.notes = ()
+                    return
+                with writing(self.settings, self.store, timeout=0):
+                    sync_snapshot(session, self.snapshot)
+                    save_lexical(self.settings, self.snapshot)
+        except StoreBusyError:  # another process of ours is syncing it: look again later
+            return
+        except StoreError as exc:
+            papers = len(self._retriever.catalogue) if self._retriever else 0
+            self.notes = (f"{exc} Answering from the {papers} papers known before.",)
+            return
+        self.notes = ()

@@ -1,0 +1,160 @@
+"""Everything decided before an answer is written: the standalone question, what
+retrieval found, the question's kind, the scored evidence and whether it supports
+an answer. `Plan` also builds the `Answer`s, so every backend fills them alike."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from assistant.config import Settings
+from assistant.evidence import (
+    ScoredSentence,
+    Verdict,
+    best_dense,
+    best_per_hit,
+    detail_reported,
+    missing_names,
+    requested_details,
+)
+from assistant.questions import Standalone
+from assistant.route import Route
+from assistant.types import REFUSAL, Answer, Citation, SearchResult, SentenceSupport, Sources
+
+
+@dataclass(frozen=True)
+class Plan:
+    question: str  # as asked (cleaned)
+    standalone: Standalone
+    result: SearchResult
+    route: Route
+    scored: tuple[ScoredSentence, ...]
+    verdict: Verdict
+    cover: tuple[str, ...] = ()  # papers the answer must speak of (a comparison's papers)
+
+    @property
+    def hits(self) -> list:  # type: ignore[type-arg]
+        return list(self.result.hits)
+
+    def sources(self, per_hit: int = 3) -> Sources:
+        return Sources(
+            hits=self.result.hits,
+            evidence=best_per_hit(self.scored, self.result.hits, per_hit),
+            kind=self.route.kind,
+            standalone_question=self._standalone_shown(),
+            filters=self.result.filters,
+            matching=self.result.matching,
+            notes=self.result.notes,
+        )
+
+    def _standalone_shown(self) -> str | None:
+        return self.standalone.question if self.standalone.rewritten else None
+
+    # --- the typed builder every answerer uses --------------------------------
+    def answer(
+        self,
+        text: str,
+        citations: tuple[Citation, ...],
+        sentences: tuple[SentenceSupport, ...],
+        backend: str,
+        notes: tuple[str, ...] = (),
+        **extra: object,
+    ) -> Answer:
+        return Answer(
+            question=self.question,
+            text=text,
+            citations=citations,
+            sentences=sentences,
+            backend=backend,
+            standalone_question=self._standalone_shown(),
+            filters=self.result.filters,
+            matching=self.result.matching,
+            notes=(*self.result.notes, *notes),
+            hits=self.result.hits,
+            kind=self.route.kind,
+            evidence=round(self.verdict.score, 4),
+            **extra,  # type: ignore[arg-type]
+        )
+
+    def refusal(self, why: str, backend: str, **extra: object) -> Answer:
+        """The one way to say no: the fixed phrase, and a reason naming the closest papers."""
+        closest = "; ".join(f"“{h.paper.label}”" for h in self.result.hits[:3])
+        named = self.verdict.names_closest and not self.verdict.answerable
+        reason = why if named or not closest else f"{why} The closest papers are: {closest}."
+        return self.answer(REFUSAL, (), (), backend, (), refused=True, reason=reason, **extra)
+
+
+def evidence_score(result: SearchResult, scored: list[ScoredSentence], named: bool) -> float:
+    """How well the retrieved abstracts match the question, on one scale: the best
+    sentence's cosine, plus how far the best abstract stands out from the next nine
+    (off-corpus questions match many papers a little, answerable ones one paper well),
+    plus a bonus when the top paper coins a name the question uses."""
+    sentence = max((s.score for s in scored), default=0.0)
+    top = result.dense_top
+    gap = top[0] - sum(top[:10]) / len(top[:10]) if top else 0.0
+    return sentence + gap + (NAME_BONUS if named else 0.0)
+
+
+NAME_BONUS = 0.3
+
+
+def judge(
+    standalone: str,
+    result: SearchResult,
+    route: Route,
+    scored: list[ScoredSentence],
+    settings: Settings,
+    rare_terms: Callable[[str], list[str]],
+) -> Verdict:
+    """Does the evidence support an answer? Decided on scores, never on a model's wording."""
+    hits = list(result.hits)
+    dense = best_dense(hits)
+    sentence = max((s.score for s in scored), default=-1.0)
+    if route.kind == "catalogue" and route.facet in ("list", "author_papers"):
+        if route.papers:
+            return Verdict(True, dense=dense, sentence=sentence, strong=True)
+        return Verdict(False, f"No paper in the listing is {route.description}.", dense, sentence)
+    if not hits:
+        why = "No indexed abstract matches the question"
+        if not result.filters.is_empty():
+            why += f" with the filters {result.filters.describe()}"
+        return Verdict(False, why + ".", dense, sentence)
+    top = hits[0].paper
+    listing = " ".join(x for x in (top.comment, ", ".join(top.authors), top.venue_year, top.topic) if x)
+    text = f"{top.abstract} {listing}" if route.kind == "catalogue" else top.abstract
+    details = requested_details(standalone)
+    for detail in details:
+        if not detail_reported(standalone, detail, text):
+            best = max((s for s in scored if s.hit is hits[0]), key=lambda s: s.score, default=None)
+            reports = f" What it reports closest to the question: “{best.text}”" if best else ""
+            return Verdict(
+                False,
+                f"The closest paper, “{top.label}”, does not report {detail.name}.{reports}",
+                dense,
+                sentence,
+                missing=detail.name,
+                names_closest=True,
+            )
+    if details and route.kind != "catalogue":
+        absent = missing_names(standalone, " ".join(h.paper.abstract for h in hits[:3]))
+        if absent:
+            return Verdict(
+                False,
+                f"The closest paper, “{top.label}”, does not mention {', '.join(absent)}.",
+                dense,
+                sentence,
+                missing=", ".join(absent),
+                names_closest=True,
+            )
+    named_author = result.detected.author is not None or result.filters.author is not None
+    score = evidence_score(result, scored, bool(rare_terms(standalone)))
+    if not (named_author or score >= settings.refuse_below):
+        return Verdict(
+            False,
+            f"No abstract is close enough to the question (evidence {score:.2f}; answers need "
+            f"{settings.refuse_below:.2f}: ASSISTANT_REFUSE_BELOW).",
+            dense,
+            sentence,
+            score=score,
+        )
+    return Verdict(True, dense=dense, sentence=sentence, score=score, strong=score >= settings.answer_above)

@@ -1,0 +1,210 @@
+"""The catalogue snapshot: every stored paper and its vector, kept beside the store.
+
+Chroma is the store of record; the snapshot is what a running assistant searches.
+Writers (ingestion, under the write lock) append one segment per batch once Chroma
+has acknowledged it, then publish a new manifest with an atomic rename. Readers
+load only the segments they have not seen. So a serving app never reads Chroma
+while another process writes to it (Chroma's embedded store is not safe for that),
+sees new papers within seconds, and a restart loads the snapshot instead of reading
+every record back from Chroma.
+
+The manifest names the store it mirrors (Chroma's collection id) and how many
+papers it holds; when either differs from the store, the snapshot is rebuilt from
+Chroma under the write lock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from assistant.types import Paper
+
+VERSION = 1
+COMPACT_AFTER = 48  # segments; then they are merged into one
+
+
+@dataclass(frozen=True)
+class Manifest:
+    store_id: str
+    generation: int
+    count: int
+    segments: tuple[str, ...] = ()
+    version: int = VERSION
+
+    @property
+    def fingerprint(self) -> str:
+        return f"{self.store_id}:{self.generation}:{self.count}"
+
+
+@dataclass
+class Loaded:
+    """Papers and vectors in catalogue order (first seen first; later segments update)."""
+
+    papers: list[Paper] = field(default_factory=list)
+    vectors: list[np.ndarray] = field(default_factory=list)
+    index: dict[str, int] = field(default_factory=dict)
+    segments: tuple[str, ...] = ()
+
+    def apply(self, papers: Sequence[Paper], vectors: np.ndarray) -> None:
+        for paper, vector in zip(papers, vectors):
+            i = self.index.get(paper.id)
+            if i is None:
+                self.index[paper.id] = len(self.papers)
+                self.papers.append(paper)
+                self.vectors.append(vector)
+            else:
+                self.papers[i] = paper
+                self.vectors[i] = vector
+
+    def copy(self) -> Loaded:
+        return Loaded(list(self.papers), list(self.vectors), dict(self.index), self.segments)
+
+    def matrix(self, dim: int = 0) -> np.ndarray:
+        if not self.vectors:
+            return np.zeros((0, dim), dtype=np.float32)
+        return np.asarray(np.stack(self.vectors), dtype=np.float32)
+
+
+def paper_to_json(paper: Paper) -> str:
+    return json.dumps(asdict(paper), ensure_ascii=False)
+
+
+def paper_from_json(line: str) -> Paper:
+    data: dict[str, Any] = json.loads(line)
+    for key in ("authors", "sources"):
+        data[key] = tuple(data.get(key) or ())
+    return Paper(**data)
+
+
+class Snapshot:
+    """The snapshot folder of one store."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._lock = threading.Lock()
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.folder / "manifest.json"
+
+    # --- reading ---------------------------------------------------------------
+    def manifest(self) -> Manifest | None:
+        try:
+            data = json.loads(self.manifest_path.read_text())
+            manifest = Manifest(
+                store_id=str(data["store_id"]),
+                generation=int(data["generation"]),
+                count=int(data["count"]),
+                segments=tuple(data["segments"]),
+                version=int(data.get("version", 0)),
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return manifest if manifest.version == VERSION else None
+
+    def stamp(self) -> tuple[int, int] | None:
+        """A cheap change detector: the manifest's inode and mtime (a stat, no read)."""
+        try:
+            st = self.manifest_path.stat()
+        except OSError:
+            return None
+        return st.st_ino, st.st_mtime_ns
+
+    def load(self, manifest: Manifest, known: Loaded | None = None) -> Loaded:
+        """Everything `manifest` lists; with `known`, only the segments it lacks (when the
+        manifest continues it), else from scratch. Raises OSError if a segment vanished
+        (a compaction ran meanwhile): load again."""
+        if known is not None and manifest.segments[: len(known.segments)] == known.segments:
+            loaded = known
+            todo = manifest.segments[len(known.segments) :]
+        else:
+            loaded = Loaded()
+            todo = manifest.segments
+        for name in todo:
+            papers = [
+                paper_from_json(line) for line in (self.folder / f"{name}.jsonl").read_text().splitlines()
+            ]
+            vectors = np.load(self.folder / f"{name}.npy")
+            loaded.apply(papers, vectors)
+            loaded.segments = (*loaded.segments, name)
+        return loaded
+
+    # --- writing (callers hold the write lock) -----------------------------------
+    def append(self, store_id: str, count: int, papers: Sequence[Paper], vectors: np.ndarray) -> Manifest:
+        """Add a segment (new papers, or new versions of stored ones) and publish it."""
+        with self._lock:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            current = self.manifest()
+            if current is None or current.store_id != store_id:
+                current = Manifest(store_id, 0, 0)
+            generation = current.generation + 1
+            name = f"seg-{generation:08d}"
+            if papers:
+                self._write_segment(name, papers, vectors)
+                segments = (*current.segments, name)
+            else:
+                segments = current.segments
+            manifest = Manifest(store_id, generation, count, segments)
+            self._publish(manifest)
+            if len(manifest.segments) > COMPACT_AFTER:
+                manifest = self.compact(manifest)
+            return manifest
+
+    def rebuild(self, store_id: str, batches: Iterable[tuple[Sequence[Paper], np.ndarray]]) -> Manifest:
+        """Replace the snapshot with these papers (read back from the store)."""
+        with self._lock:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            current = self.manifest()
+            generation = (current.generation if current else 0) + 1
+            names, count = [], 0
+            for i, (papers, vectors) in enumerate(batches):
+                name = f"seg-{generation:08d}-{i:04d}"
+                self._write_segment(name, papers, vectors)
+                names.append(name)
+                count += len(papers)
+            manifest = Manifest(store_id, generation, count, tuple(names))
+            self._publish(manifest)
+            self._remove_unlisted(manifest)
+            return manifest
+
+    def compact(self, manifest: Manifest) -> Manifest:
+        loaded = self.load(manifest)
+        generation = manifest.generation + 1
+        name = f"seg-{generation:08d}-c"
+        self._write_segment(name, loaded.papers, loaded.matrix())
+        compacted = Manifest(manifest.store_id, generation, manifest.count, (name,))
+        self._publish(compacted)
+        self._remove_unlisted(compacted)
+        return compacted
+
+    def clear(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _write_segment(self, name: str, papers: Sequence[Paper], vectors: np.ndarray) -> None:
+        tmp = self.folder / f".{name}.tmp-{os.getpid()}"
+        lines = "\n".join(paper_to_json(p) for p in papers)
+        (tmp.with_suffix(".jsonl")).write_text(lines + ("\n" if lines else ""))
+        with open(tmp.with_suffix(".npy"), "wb") as f:
+            np.save(f, np.asarray(vectors, dtype=np.float32))
+        os.replace(tmp.with_suffix(".npy"), self.folder / f"{name}.npy")
+        os.replace(tmp.with_suffix(".jsonl"), self.folder / f"{name}.jsonl")
+
+    def _publish(self, manifest: Manifest) -> None:
+        tmp = self.folder / f".manifest.tmp-{os.getpid()}"
+        tmp.write_text(json.dumps(asdict(manifest)))
+        os.replace(tmp, self.manifest_path)
+
+    def _remove_unlisted(self, manifest: Manifest) -> None:
+        keep = set(manifest.segments)
+        for path in self.folder.glob("seg-*"):
+            if path.name.split(".")[0] not in keep:
+                path.unlink(missing_ok=True)

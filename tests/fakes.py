@@ -1,0 +1,41 @@
+"""A deterministic chat model for logic tests: it replies from a script and records
+what it was asked. Registered as backend "scripted" like the real ones."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from assistant.answerers import register
+from assistant.config import Settings
+from assistant.llms import Message
+
+
+class ScriptedModel:
+    name = "scripted"
+
+    def __init__(self) -> None:
+        self.replies: list[str] = []
+        self.calls: list[list[Message]] = []
+        self.last_prompt_tokens = 0
+
+    def script(self, *replies: str) -> ScriptedModel:
+        self.replies = list(replies)
+        self.calls = []
+        return self
+
+    def stream(self, messages: list[Message], max_tokens: int) -> Iterator[str]:
+        self.calls.append(messages)
+        reply = self.replies.pop(0) if self.replies else "I could not find this in the indexed abstracts."
+        self.last_prompt_tokens = sum(len(m["content"].split()) for m in messages)
+        for i in range(0, len(reply), 7):  # token-like chunks
+            yield reply[i : i + 7]
+
+
+SCRIPTED = ScriptedModel()
+
+
+def _factory(settings: Settings) -> ScriptedModel:
+    return SCRIPTED
+
+
+register("scripted", _factory)

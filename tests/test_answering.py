@@ -1,0 +1,150 @@
+"""The answer stage's logic with a scripted chat model (real store, real embedder):
+routing, refusals decided on evidence, fallback, re-citation, follow-ups, event order."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant import Answer
+from assistant.questions import conversation, standalone
+from assistant.types import REFUSAL, SentenceChecked, Sources, TextDelta
+from tests.conftest import paper_id
+from tests.fakes import SCRIPTED
+
+PRIVATESEAL = "we propose PrivateSeal, a watermarking framework"
+GRAPE = "We present GRAPE"
+
+
+def events(bot, question: str, **kwargs: object) -> list[object]:  # type: ignore[no-untyped-def]
+    return list(bot.stream(question, backend="scripted", **kwargs))
+
+
+def final(items: list[object]) -> Answer:
+    answer = items[-1]
+    assert isinstance(answer, Answer)
+    return answer
+
+
+def test_events_come_in_order_and_sources_before_the_model_runs(bot) -> None:
+    SCRIPTED.script(
+        "PrivateSeal is a watermarking framework for pre-existing images [1]. It adds watermarks."
+    )
+    stream = bot.stream("What is PrivateSeal?", backend="scripted")
+    first = next(stream)
+    assert isinstance(first, Sources) and SCRIPTED.calls == []  # nothing generated yet
+    assert first.hits[0].paper.id == paper_id(bot, PRIVATESEAL)
+    assert first.evidence[0] and all(s in first.hits[0].paper.abstract for s in first.evidence[0])
+    rest = list(stream)
+    kinds = [type(e).__name__ for e in rest]
+    assert kinds[0] == "TextDelta" and kinds[-1] == "Answer"
+    assert kinds.index("SentenceChecked") > kinds.index("TextDelta")
+    deltas = "".join(e.text for e in rest if isinstance(e, TextDelta))
+    answer = final(rest)
+    assert deltas == answer.model_text  # token chunks, not held back to sentence ends
+    assert len([e for e in rest if isinstance(e, TextDelta)]) > 5
+    checked = [e for e in rest if isinstance(e, SentenceChecked)]
+    assert checked[0].status == "supported" and checked[0].cited[0].paper.id == paper_id(bot, PRIVATESEAL)
+    assert answer.text.startswith("PrivateSeal is a watermarking framework") and "[1]" in answer.text
+
+
+def test_model_refusal_overruled_by_evidence(bot) -> None:
+    SCRIPTED.script("I could not find this in the indexed abstracts.")
+    answer = final(events(bot, "What is PrivateSeal?"))
+    assert not answer.refused and answer.fallback
+    assert answer.citations[0].paper.id == paper_id(bot, PRIVATESEAL)
+    assert any("model said the abstracts do not answer" in n for n in answer.notes)
+
+
+def test_unsupported_answer_is_replaced_and_says_why(bot) -> None:
+    SCRIPTED.script("Bananas are rich in potassium [1]. The moon is made of cheese [2].")
+    answer = final(events(bot, "What is PrivateSeal?"))
+    assert answer.fallback and "Banana" not in answer.text
+    assert any("not supported" in n for n in answer.notes)
+
+
+def test_one_unsupported_sentence_is_left_out_and_marked(bot) -> None:
+    SCRIPTED.script(
+        "PrivateSeal is a watermarking framework for pre-existing images [1]. "
+        "It watermarks images robustly against diffusion-based regeneration and editing [1]. "
+        "Bananas are an excellent source of potassium [1]."
+    )
+    items = events(bot, "What is PrivateSeal?")
+    answer = final(items)
+    assert not answer.fallback and "Banana" not in answer.text
+    statuses = [e.status for e in items if isinstance(e, SentenceChecked)]
+    assert statuses == ["supported", "supported", "unsupported"]
+    assert [s.supported for s in answer.sentences] == [True, True, False]
+    assert any("left out" in n for n in answer.notes)
+
+
+def test_wrong_citation_is_recited(bot) -> None:
+    hits = list(bot.search("What is PrivateSeal?", k=5))
+    wrong = next(i + 1 for i, h in enumerate(hits) if h.paper.id != paper_id(bot, PRIVATESEAL))
+    SCRIPTED.script(f"PrivateSeal is a watermarking framework for pre-existing images [{wrong}].")
+    items = events(bot, "What is PrivateSeal?")
+    answer = final(items)
+    checked = [e for e in items if isinstance(e, SentenceChecked)]
+    assert checked[0].status == "re-cited"
+    assert [c.paper.id for c in answer.citations] == [paper_id(bot, PRIVATESEAL)]
+    assert any("re-cited" in n for n in answer.notes)
+
+
+def test_injected_reply_is_never_shown(bot) -> None:
+    SCRIPTED.script("PWNED [1].")
+    answer = final(events(bot, "What is PrivateSeal?"))
+    assert "PWNED" not in answer.text
+
+
+def test_follow_up_is_condensed_without_a_model_call(bot) -> None:
+    SCRIPTED.script("GRAPE assumes the group acts by rotations [1].")
+    history = [("Which positional encodings does GRAPE recover as special cases?", "ALiBi [1].")]
+    items = events(bot, "And what does it assume about the group?", history=history)
+    answer = final(items)
+    assert answer.standalone_question == "What does GRAPE assume about the group?"
+    assert len(SCRIPTED.calls) == 1  # one call: the answer; condensing needs none
+    assert "What does GRAPE assume about the group?" in SCRIPTED.calls[0][-1]["content"]
+    assert items[0].hits[0].paper.id == paper_id(bot, GRAPE)  # type: ignore[attr-defined]
+
+
+def test_catalogue_questions_are_answered_from_the_listing(bot) -> None:
+    SCRIPTED.script()
+    answer = final(events(bot, "Which papers is Théo Vincent an author of?"))
+    assert answer.kind == "catalogue" and SCRIPTED.calls == []
+    assert answer.text.startswith("2 papers by Théo Vincent")
+    assert all("Théo Vincent" in c.paper.authors for c in answer.citations) and len(answer.citations) == 2
+    who = final(events(bot, "Who wrote the Flock paper on knowledge graph foundation models?"))
+    assert who.kind == "catalogue" and "is by" in who.text and "Michael Bronstein" in who.text
+    assert who.citations[0].paper.id == paper_id(bot, "we present Flock")
+    nobody = final(events(bot, "Who wrote the paper that introduces GRAPE?"))
+    assert nobody.text.startswith("The listing gives no authors") and nobody.citations[
+        0
+    ].paper.id == paper_id(bot, GRAPE)
+    venue = final(events(bot, "Which paper was accepted at AAMAS 2025?"))
+    assert venue.text.startswith("1 paper at AAMAS 2025") and "market" in venue.text.lower()
+
+
+def test_near_miss_is_refused_naming_the_closest_paper(bot) -> None:
+    SCRIPTED.script("The learning rate is 0.001 [1].")
+    answer = final(events(bot, "What learning rate does the GRAPE paper use for its experiments?"))
+    assert answer.refused and answer.text == REFUSAL and SCRIPTED.calls == []
+    assert "does not report a learning rate" in (answer.reason or "")
+    assert "GRAPE" in (answer.reason or "")
+
+
+@pytest.mark.parametrize(
+    "history",
+    [
+        [("What is GRAPE?", "A framework [1].")],
+        [{"role": "user", "content": "What is GRAPE?"}, {"role": "assistant", "content": "A framework"}],
+        [
+            {"role": "user", "content": [{"type": "text", "text": "What is GRAPE?"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "A framework"}]},
+        ],
+    ],
+    ids=["pairs", "messages", "parts"],
+)
+def test_every_history_shape_gives_the_same_conversation(history) -> None:  # type: ignore[no-untyped-def]
+    [(question, answer)] = conversation(history)
+    assert question == "What is GRAPE?" and answer.startswith("A framework")
+    alone = standalone("What does it assume?", history, lambda t: t == "GRAPE")
+    assert alone.question == "What does GRAPE assume?"
