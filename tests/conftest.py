@@ -59,6 +59,28 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     stop(proc)
 
 
+@pytest.fixture()
+def connections(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every address a socket connects to during the test."""
+    import socket
+
+    opened: list[object] = []
+    real_connect = socket.socket.connect
+
+    def spy(self: socket.socket, address: object) -> object:
+        opened.append(address)
+        return real_connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", spy)
+    return opened
+
+
+def remote(opened: list[object]) -> list[object]:
+    """The addresses that are not this machine."""
+    local = ("127.", "::1", "localhost")
+    return [a for a in opened if isinstance(a, tuple) and not str(a[0]).startswith(local)]
+
+
 def needs_default() -> None:
     """Skip unless the default local model is installed (`make install` installs it)."""
     from assistant.models import MODELS, models_dir

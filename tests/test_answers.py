@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import http.server
 import os
-import socket
 import sys
 import threading
 import time
@@ -21,7 +20,7 @@ from assistant.generate import checked_events
 from assistant.models import MODELS, models_dir
 from assistant.types import SentenceChecked, Sources, TextDelta
 from benchmarks.servers import free_port, start, stop
-from tests.conftest import SEEDS, paper_id
+from tests.conftest import SEEDS, paper_id, remote
 
 SEAL_TEXT = "we propose PrivateSeal, a watermarking framework"
 GRAPE_TEXT = "We present GRAPE"
@@ -93,16 +92,8 @@ def test_small_model_streams_tokens_then_checked_sentences(bot) -> None:
 
 @needs_default
 def test_default_configuration_answers_locally_with_a_right_citation(
-    seeded_dir: Path, monkeypatch: pytest.MonkeyPatch
+    seeded_dir: Path, connections: list[object]
 ) -> None:
-    opened: list[object] = []
-    real_connect = socket.socket.connect
-
-    def spy(self: socket.socket, address: object) -> object:
-        opened.append(address)
-        return real_connect(self, address)
-
-    monkeypatch.setattr(socket.socket, "connect", spy)
     bot = Assistant(data_dir=seeded_dir, corpus=[SEEDS])  # defaults: llama-cpp, bundled model
     assert bot.settings.backend == "llama-cpp"
     items, answer = run(bot, "What is PrivateSeal?")
@@ -114,10 +105,7 @@ def test_default_configuration_answers_locally_with_a_right_citation(
     checked = [e.text for e in items if isinstance(e, SentenceChecked) and e.status != "unsupported"]
     assert " ".join(checked) == answer.text
     assert all(s.supported for s in answer.sentences)
-    remote = [
-        a for a in opened if isinstance(a, tuple) and not str(a[0]).startswith(("127.", "::1", "localhost"))
-    ]
-    assert remote == []
+    assert remote(connections) == []
 
 
 @needs_default

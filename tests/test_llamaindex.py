@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import socket
-
 import anyio
 import pytest
 from llama_index.core import Settings
@@ -15,29 +13,9 @@ from llama_index.core.schema import MetadataMode
 
 from assistant.errors import FilterError
 from assistant.llamaindex import AssistantQueryEngine, AssistantRetriever, as_query_engine, as_retriever
-from tests.conftest import paper_id
+from tests.conftest import paper_id, remote
 
 SEAL_TEXT = "we propose PrivateSeal, a watermarking framework"
-
-
-@pytest.fixture()
-def connections(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """Every address a socket connects to during the test."""
-    opened: list[object] = []
-    real_connect = socket.socket.connect
-
-    def spy(self: socket.socket, address: object) -> object:
-        opened.append(address)
-        return real_connect(self, address)
-
-    monkeypatch.setattr(socket.socket, "connect", spy)
-    return opened
-
-
-def remote(opened: list[object]) -> list[object]:
-    return [
-        a for a in opened if isinstance(a, tuple) and not str(a[0]).startswith(("127.", "::1", "localhost"))
-    ]
 
 
 def test_retriever_in_a_retriever_query_engine_with_a_postprocessor(bot, connections) -> None:
