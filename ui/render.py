@@ -15,7 +15,9 @@ from assistant.catalogue import Catalogue
 from assistant.types import Answer, Citation, Hit, Paper, SentenceChecked, SentenceSupport, Sources
 
 _CITE = re.compile(r"\[(\d+)\]")
-BADGES = {"supported": "✅", "re-cited": "🔁", "unsupported": "⚠️"}
+# Text symbols every common font has (DejaVu, Liberation): colour emoji are missing on many
+# Linux desktops and in headless Chromium, where they showed as empty boxes.
+BADGES = {"supported": "✓", "re-cited": "↻", "unsupported": "⚠"}
 BADGE_TITLES = {
     "supported": "supported by the cited abstract",
     "re-cited": "re-cited to the abstract that supports it",
