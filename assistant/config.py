@@ -115,7 +115,7 @@ class Settings(BaseSettings):
     )
     rrf_k: int = Field(default=60, ge=1, description="Reciprocal-rank-fusion constant.")
     topic_boost: float = Field(
-        default=0.3,
+        default=0.5,
         ge=0,
         description="Score boost (share of the top score) for papers whose topic the question names.",
     )

@@ -93,8 +93,14 @@ class HybridRetriever:
         rows = np.flatnonzero(mask) if not active.is_empty() else np.arange(self.catalogue.n)
         if vectors is None or not len(vectors):
             dense = np.zeros(0, dtype=np.float32)
-        else:  # no copy of the matrix when nothing is filtered
-            dense = vectors @ vector if active.is_empty() else vectors[rows] @ vector
+        elif active.is_empty():
+            dense = vectors @ vector
+        elif len(rows) * 4 > len(vectors):
+            # Copying a large share of the matrix costs more than scoring every row
+            # (100k papers, half kept: 28 ms against 8 ms).
+            dense = (vectors @ vector)[rows]
+        else:
+            dense = vectors[rows] @ vector
         ranked = candidates(dense, self.lexical.scores(text), rows, n)
 
         fused = self._fuse(ranked, topics)

@@ -216,9 +216,16 @@ def build_app(bot: Assistant) -> gr.Blocks:
                 return
             yield from respond(bot, message, history, *rest)
 
+        # The box is emptied when a question is sent, not after its answer: clearing it
+        # afterwards wiped a next question typed while the answer was being finished.
+        asked = gr.State("")
+
+        def take(message: str) -> tuple[str, str]:
+            return "", message
+
         for trigger in (box.submit, send.click):
-            trigger(run, inputs, outputs, api_visibility="private").then(
-                lambda: "", None, box, api_visibility="private"
+            trigger(take, box, [box, asked], queue=False, api_visibility="private").then(
+                run, [asked, *inputs[1:]], outputs, api_visibility="private"
             )
 
         def example(
