@@ -13,6 +13,7 @@ import numpy as np
 from assistant.corpus import split_venue_year
 from assistant.errors import FilterError
 from assistant.text import fold
+from assistant.text import fold as fold_text
 from assistant.types import Filters, Paper
 
 
@@ -41,6 +42,16 @@ class Catalogue:
         self.vectors = vectors if vectors is not None and len(vectors) == len(self.papers) else None
         self.index = {p.id: i for i, p in enumerate(self.papers)}
         n = len(self.papers)
+        # Names repeat across papers (authors, venues, topics): fold each once. At 100k
+        # papers this was most of a cold start.
+        keys: dict[str, str] = {}
+
+        def fold(text: str) -> str:
+            key = keys.get(text)
+            if key is None:
+                key = keys[text] = fold_text(text)
+            return key
+
         self._venue = np.array([fold(p.venue) if p.venue else "" for p in self.papers], dtype=object)
         self._year = np.array([p.year if p.year is not None else -1 for p in self.papers], dtype=np.int32)
         self._authors = [frozenset(fold(a) for a in p.authors) for p in self.papers]

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 
 from assistant.types import Paper
 
@@ -78,8 +79,8 @@ def paper_to_json(paper: Paper) -> str:
     return json.dumps(asdict(paper), ensure_ascii=False)
 
 
-def paper_from_json(line: str) -> Paper:
-    data: dict[str, Any] = json.loads(line)
+def paper_from_json(line: str | bytes) -> Paper:
+    data: dict[str, Any] = orjson.loads(line)  # 3× json's speed: a 100k cold start parses them all
     for key in ("authors", "sources"):
         data[key] = tuple(data.get(key) or ())
     return Paper(**data)
@@ -131,7 +132,7 @@ class Snapshot:
             todo = manifest.segments
         for name in todo:
             papers = [
-                paper_from_json(line) for line in (self.folder / f"{name}.jsonl").read_text().splitlines()
+                paper_from_json(line) for line in (self.folder / f"{name}.jsonl").read_bytes().splitlines()
             ]
             vectors = np.load(self.folder / f"{name}.npy")
             loaded.apply(papers, vectors)
