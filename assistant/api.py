@@ -44,6 +44,7 @@ class Assistant:
         self._lock = threading.RLock()
         self._store: VectorStore | None = None
         self._embedder: Embedder | None = None
+        self._sentences: Embedder | None = None
         self._live: Live | None = None
 
     # --- components, created on first use -------------------------------------
@@ -54,6 +55,20 @@ class Assistant:
                 s = self.settings
                 self._embedder = Embedder(s.resolved_embedder_path(), s.embed_batch_size, s.torch_threads)
             return self._embedder
+
+    @property
+    def sentence_embedder(self) -> Embedder:
+        """The bundled embedder that scores sentences (evidence, checks): its thresholds are
+        calibrated on it, whichever embedder the index uses."""
+        with self._lock:
+            if self._sentences is None:
+                s = self.settings
+                if s.embedder_tag:
+                    path = s.bundled_embedder_path()
+                    self._sentences = Embedder(path, s.embed_batch_size, s.torch_threads)
+                else:
+                    self._sentences = self.embedder
+            return self._sentences
 
     @property
     def store(self) -> VectorStore:
@@ -152,7 +167,7 @@ class Assistant:
         """Yield `Sources` as soon as retrieval is done, then the model's `TextDelta`s as they
         are generated, a `SentenceChecked` per sentence, and finally the `Answer`."""
         text = clean_question(question, self.settings.max_question_chars)
-        answering = answerer(self.settings, self.embedder, _backend(backend))
+        answering = answerer(self.settings, self.sentence_embedder, _backend(backend))
         plan = self.plan(text, k=k, filters=filters, history=history)
         yield plan.sources()
         yield from answering.answer(plan)
@@ -168,7 +183,7 @@ class Assistant:
         cover: tuple[str, ...] = ()
         if route.kind == "comparison":
             result, cover = retriever.widen(result, route.parts, alone.question)
-        scored = score_sentences(alone.question, list(result.hits), self.embedder)
+        scored = score_sentences(alone.question, list(result.hits), self.sentence_embedder)
         verdict = judge(
             alone.question, result, route, scored, self.settings, retriever.rare_terms_of_top(result)
         )

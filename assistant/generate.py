@@ -56,8 +56,16 @@ def _quote(text: str) -> str:
 
 def answer_messages(question: str, context: Context, settings: Settings) -> list[Message]:
     system = settings.system_prompt or prompts.SYSTEM_PROMPT
-    user = (settings.answer_prompt or prompts.ANSWER_PROMPT).format(context=context.text, question=question)
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    template = settings.answer_prompt or prompts.ANSWER_PROMPT
+    user = template.format(context=context.text, question=question)
+    messages: list[Message] = [{"role": "system", "content": system}]
+    if settings.answer_example:
+        example = template.format(context=prompts.EXAMPLE_CONTEXT, question=prompts.EXAMPLE_QUESTION)
+        messages += [
+            {"role": "user", "content": example},
+            {"role": "assistant", "content": prompts.EXAMPLE_ANSWER},
+        ]
+    return [*messages, {"role": "user", "content": user}]
 
 
 def is_refusal(text: str) -> bool:

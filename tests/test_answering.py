@@ -148,3 +148,19 @@ def test_every_history_shape_gives_the_same_conversation(history) -> None:  # ty
     assert question == "What is GRAPE?" and answer.startswith("A framework")
     alone = standalone("What does it assume?", history, lambda t: t == "GRAPE")
     assert alone.question == "What does GRAPE assume?"
+
+
+def test_worked_example_is_a_fixed_turn_before_the_question(bot) -> None:  # type: ignore[no-untyped-def]
+    from assistant import Assistant
+    from assistant.prompts import EXAMPLE_ANSWER
+
+    for on in (False, True):
+        SCRIPTED.script("PrivateSeal is a watermarking framework [1].")
+        final(events(Assistant(bot.settings, answer_example=on), "What is PrivateSeal?"))
+        roles = [m["role"] for m in SCRIPTED.calls[0]]
+        assert roles == (["system", "user", "assistant", "user"] if on else ["system", "user"])
+        assert "PrivateSeal" in SCRIPTED.calls[0][-1]["content"]
+        if on:  # the example never mentions the question's papers, and cites every sentence
+            assert "PrivateSeal" not in SCRIPTED.calls[0][1]["content"]
+            assert SCRIPTED.calls[0][2]["content"] == EXAMPLE_ANSWER
+            assert EXAMPLE_ANSWER.count("[1]") == 2

@@ -21,6 +21,7 @@ BAD = [
     ("dense_share", "1.5", "less than or equal to 1"),
     ("llm_model", "gpt-5", "'qwen2.5-coder-1.5b'"),
     ("collection", "ab", "at least 3 characters"),
+    ("embedder", "bge-small", "'all-minilm-l6-v2' or 'all-mpnet-base-v2'"),
     ("ui_port", "70000", "less than or equal to 65535"),
     ("llm_temperature", "hot", "valid number"),
     ("store_batch_size", "0", "greater than or equal to 1"),
@@ -79,3 +80,10 @@ def test_good_overrides_are_converted_like_the_environment(tmp_path: Path) -> No
     bot = Assistant(Settings(), data_dir=str(tmp_path / "x"), k="7", backend="extractive")
     assert bot.settings.data_dir == tmp_path / "x" and bot.settings.k == 7
     assert bot.settings.chroma_dir == tmp_path / "x" / "chroma"
+
+
+def test_readme_documents_every_setting() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    table = readme.split("## Configuration", 1)[1].split("\n## ", 1)[0]
+    missing = [name for name in Settings.model_fields if f"`{name}`" not in table]
+    assert not missing, f"settings missing from the README's configuration table: {missing}"
