@@ -211,7 +211,7 @@ class Settings(BaseSettings):
         default=None, description="Replaces prompts.ANSWER_PROMPT ({context}, {question})."
     )
     answer_example: bool = Field(
-        default=False,
+        default=True,
         description="Show the model one worked example (question, abstracts, cited answer) "
         "before each question; it sits in the fixed prompt prefix that llama.cpp keeps cached.",
     )
