@@ -24,10 +24,11 @@ import numpy as np
 from assistant.config import DEFAULT_SEEDS, Settings
 from assistant.corpus import load_papers
 from assistant.embed import Embedder
+from assistant.errors import ConfigError
 from assistant.lexical import LexicalIndex
 from assistant.models import EMBEDDERS, embedder_path
 from assistant.retrieve import Fusion, candidates, fuse
-from benchmarks.run import CACHE, RESULTS, say
+from benchmarks.run import CACHE, LINES, RESULTS, say
 from eval.metrics import mean, mrr_at, ndcg_at, percentile, recall_at
 from eval.questions import SCIFACT, SETS, load_questions, load_scifact
 
@@ -37,7 +38,7 @@ def embedders() -> dict[str, Embedder]:
     for name in EMBEDDERS:
         try:
             out[name] = Embedder(embedder_path(name), 16, 0)
-        except Exception as exc:  # not installed: say so and measure the bundled one alone
+        except ConfigError as exc:  # not installed: say so and measure the bundled one alone
             say(f"({name} skipped: {exc})")
     return out
 
@@ -146,15 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     say(f"\n({time.perf_counter() - started:.0f} s; index times extrapolated from the subset's rate)")
     RESULTS.mkdir(parents=True, exist_ok=True)
     with (RESULTS / "embedders.md").open("a", encoding="utf-8") as f:
-        f.write("\n".join(["", f"`python -m benchmarks.embedders --subset {args.subset}`", "", *_lines()]))
+        f.write("\n".join(["", f"`python -m benchmarks.embedders --subset {args.subset}`", "", *LINES]))
         f.write("\n")
     return 0
-
-
-def _lines() -> list[str]:
-    from benchmarks.run import LINES
-
-    return LINES
 
 
 if __name__ == "__main__":
