@@ -101,7 +101,14 @@ class ModelAnswerer:
             return
         s = self.settings
         context = build_context(plan.scored, plan.hits[: s.context_papers], s)
-        checker = Checker(context.sources, self.embedder, s.support_threshold, s.recite_margin)
+        checker = Checker(
+            context.sources,
+            self.embedder,
+            s.support_threshold,
+            s.recite_margin,
+            question=plan.standalone.question,
+            echo_margin=s.echo_margin,
+        )
         messages = answer_messages(plan.standalone.question, context, s)
         raw: list[str] = []
         shown: list[SentenceChecked] = []
@@ -148,6 +155,11 @@ class ModelAnswerer:
             notes.append(
                 f"citation check: {checker.removed} citation(s) to sources not given removed, "
                 f"{checker.recited} re-cited to the abstract that supports the sentence"
+            )
+        if checker.restated:
+            notes.append(
+                f"{checker.restated} sentence(s) that only restated the question replaced by the cited "
+                "abstract's own sentence"
             )
         yield plan.answer(
             " ".join(e.text for e in supported),

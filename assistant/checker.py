@@ -5,7 +5,10 @@ of every given abstract (instruction-like sentences excluded: they are data, not
 evidence). A sentence counts as supported only if it is close enough in meaning
 AND shares a content word with its evidence sentence: "PWNED [1]." shares none.
 A supported sentence keeps its citation; one better supported by another source
-is re-cited to it; one that no source supports is marked unsupported. Citation
+is re-cited to it; one that no source supports is marked unsupported. A supported
+sentence that is much closer to the question than to its evidence only restates the
+question ("Yes, there is a paper on X [1].") and tells the reader nothing: it is
+replaced by the cited abstract's own sentence closest to the question. Citation
 numbers are renumbered in order of first use, so the answer's citations are
 exactly the numbers in its text.
 """
@@ -41,13 +44,17 @@ class Checker:
     embedder: Embedder
     threshold: float
     margin: float
+    question: str | None = None  # set: sentences that only restate it are replaced
+    echo_margin: float = 0.3
     _vectors: list[np.ndarray] = field(default_factory=list)
     _sentences: list[list[str]] = field(default_factory=list)
     numbering: dict[int, int] = field(default_factory=dict)  # given number -> answer number
     results: list[SentenceSupport] = field(default_factory=list)
     removed: int = 0
     recited: int = 0
+    restated: int = 0
     _folded: dict[int, str] = field(default_factory=dict)
+    _question: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self._sentences = [evidence_sentences(h.paper.abstract) for h in self.sources]
@@ -57,6 +64,8 @@ class Checker:
         for group in self._sentences:
             self._vectors.append(vectors[start : start + len(group)])
             start += len(group)
+        if self.question:
+            self._question = self.embedder.encode_one(self.question)
 
     def check(self, raw_sentence: str) -> str:
         """The sentence with checked, renumbered citations (markers before the final stop)."""
@@ -100,10 +109,31 @@ class Checker:
         if evidence_source >= 0 and len(self._vectors[evidence_source]):
             idx = int(np.argmax(self._vectors[evidence_source] @ vector))
             evidence = self._sentences[evidence_source][idx]
+        instead = self._closest_to_question(kept[0] - 1) if kept and self._restates(vector, score) else None
+        if instead is not None:
+            body = evidence = instead
+            score = 1.0
+            self.restated += 1
+            note = "restated the question; the cited abstract's own sentence is shown instead"
         self.results.append(
             SentenceSupport(body, numbers, round(max(score, 0.0), 4), evidence, supported, note, recited)
         )
         return cite(body, numbers)
+
+    def _restates(self, vector: np.ndarray, support: float) -> bool:
+        """Closer to the question than to its evidence by `echo_margin`: an echo, not a finding."""
+        if self._question is None:
+            return False
+        return float(vector @ self._question) - support >= self.echo_margin
+
+    def _closest_to_question(self, source: int) -> str | None:
+        """The source's sentence closest to the question that the answer does not show yet."""
+        assert self._question is not None
+        shown = {r.text for r in self.results}
+        for i in np.argsort(-(self._vectors[source] @ self._question)):
+            if self._sentences[source][int(i)] not in shown:
+                return self._sentences[source][int(i)]
+        return None
 
     def _shares_words(self, source: int, words: set[str]) -> bool:
         """Does the sentence share a content word with this source's abstract?"""

@@ -206,6 +206,11 @@ class Settings(BaseSettings):
         default=0.08,
         description="Re-cite a sentence to another source when that one supports it by this much more.",
     )
+    echo_margin: float = Field(
+        default=0.3,
+        description="A model sentence closer (cosine) to the question than to its evidence by this much "
+        "only restates the question; the cited abstract's sentence closest to the question is shown instead.",
+    )
     system_prompt: str | None = Field(default=None, description="Replaces prompts.SYSTEM_PROMPT.")
     answer_prompt: str | None = Field(
         default=None, description="Replaces prompts.ANSWER_PROMPT ({context}, {question})."

@@ -180,6 +180,18 @@ DETAILS: tuple[Detail, ...] = (
     ),
     Detail("a licence", _re(r"\blicen[cs]e"), _re(r"\blicen[cs]e")),
     Detail(
+        "which model was used",
+        _re(
+            r"\b(?:which|what)\s+(?:of\s+the\s+)?(?:[\w-]+\s+){0,3}?(?:llms?|(?:large\s+)?language\s+models?"
+            r"|base\s+models?|backbones?|foundation\s+models?|pre-?trained\s+models?)\b"
+        ),
+        re.compile(
+            r"(?i:\b(?:gpt|llama|qwen|mistral|mixtral|claude|gemini|gemma|deepseek|bert|roberta|deberta|t5"
+            r"|vit|resnet|clip|dinov?2?|stable\s+diffusion|dall-?e|pythia|falcon|vicuna|olmo|palm|bloom|whisper"
+            r"|phi-\d|opt-\d)\b)|\b[A-Z][A-Za-z]*-\d[\w.-]*"
+        ),
+    ),
+    Detail(
         "the datasets used",
         _re(
             r"(?:which|what) (?:[\w-]+ ){0,2}(?:datasets?|data sets?|corpora|corpus)|datasets? (?:did|do|does|was|were)"
@@ -230,7 +242,7 @@ _QUESTION_WORD = re.compile(
     r"\b(?:what|which|how|where|who|whose|is|are|does|do|did|was|were|give|list|name|report)\b",
     re.IGNORECASE,
 )
-_CLAUSE_END = re.compile(r"[,;:.!?]|\band\b|\bbut\b|\bor\b", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[,;:.!?]|\band\b|\bbut\b", re.IGNORECASE)
 
 
 def requested_details(question: str) -> list[Detail]:
@@ -243,7 +255,7 @@ def requested_details(question: str) -> list[Detail]:
     for detail in DETAILS:
         for m in detail.asked.finditer(question):
             clause = _CLAUSE_END.split(question[max(0, m.start() - 80) : m.start()])[-1]
-            near = " ".join(clause.split()[-4:])  # the question word governs the detail
+            near = " ".join(clause.split()[-5:])  # the question word governs the detail
             if _QUESTION_WORD.search(near) or _QUESTION_WORD.match(m.group(0)):
                 out.append(detail)
                 break

@@ -7,6 +7,10 @@ the corpus when the set is loaded, so ids may change without the sets going stal
   output: paraphrases with few of the abstract's words, catalogue questions,
   follow-ups, near-misses, comparisons, off-topic questions;
 - `seeds.jsonl`: the older set (its questions share many of the abstracts' words);
+- `heldout2.jsonl`: a second blind set by another helper (45 paraphrases, 41 of them on
+  abstracts `heldout.jsonl` has no paraphrase for, mean content-word overlap with the gold
+  abstract 0.17; 12 near-misses), written after the first was used for tuning: it checks
+  that what was tuned on `heldout` carries over;
 - `offcorpus.jsonl`: 50 questions no abstract answers, most about subjects next to
   the corpus's (dueling bandits, flow matching), written and checked by the same helper.
 """
@@ -24,8 +28,14 @@ from assistant.types import Paper
 HERE = Path(__file__).resolve().parent
 SEED_QUESTIONS = HERE / "questions" / "seeds.jsonl"
 HELDOUT_QUESTIONS = HERE / "questions" / "heldout.jsonl"
+HELDOUT2_QUESTIONS = HERE / "questions" / "heldout2.jsonl"
 OFFCORPUS_QUESTIONS = HERE / "questions" / "offcorpus.jsonl"
-SETS = {"heldout": HELDOUT_QUESTIONS, "seeds": SEED_QUESTIONS, "offcorpus": OFFCORPUS_QUESTIONS}
+SETS = {
+    "heldout": HELDOUT_QUESTIONS,
+    "heldout2": HELDOUT2_QUESTIONS,
+    "seeds": SEED_QUESTIONS,
+    "offcorpus": OFFCORPUS_QUESTIONS,
+}
 SCIFACT = HERE.parent.parent / "shared" / "benchmarks" / "scifact"
 
 

@@ -52,7 +52,9 @@ def chart(tables: list[Table], path: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="", help="comma-separated llama-cpp models to answer with")
-    parser.add_argument("--sets", default="heldout,seeds", help="question sets: heldout, seeds")
+    parser.add_argument(
+        "--sets", default="heldout,seeds", help="question sets: heldout, heldout2, seeds, offcorpus"
+    )
     parser.add_argument("--types", default="", help="only these question types (comma-separated)")
     parser.add_argument("--no-extractive", action="store_true")
     parser.add_argument("--no-retrieval", action="store_true")

@@ -89,6 +89,31 @@ def test_wrong_citation_is_recited(bot) -> None:
     assert any("re-cited" in n for n in answer.notes)
 
 
+def test_sentence_that_only_restates_the_question_is_replaced_by_the_abstract(bot) -> None:
+    question = (
+        "Is there a paper on proving ownership of photos that already exist, even after someone "
+        "edits them with a diffusion model?"
+    )
+    SCRIPTED.script(
+        "Yes, there is a paper on proving ownership of photos that already exist, even after "
+        "someone edits them with a diffusion model [1]."
+    )
+    items = events(bot, question)
+    answer = final(items)
+    assert not answer.refused and not answer.fallback
+    assert "Yes, there is a paper" not in answer.text
+    abstract = next(p for p in bot.catalogue.papers if PRIVATESEAL in p.abstract).abstract
+    (sentence,) = answer.sentences
+    assert sentence.text in abstract and sentence.supported
+    assert "restated the question" in (sentence.note or "")
+    assert [c.paper.id for c in answer.citations] == [paper_id(bot, PRIVATESEAL)]
+    checked = [e for e in items if isinstance(e, SentenceChecked)]
+    assert checked[0].text.startswith(
+        sentence.text.rstrip(".")
+    )  # the app shows the replacement when the check lands
+    assert any("restated the question" in n for n in answer.notes)
+
+
 def test_injected_reply_is_never_shown(bot) -> None:
     SCRIPTED.script("PWNED [1].")
     answer = final(events(bot, "What is PrivateSeal?"))
@@ -129,6 +154,19 @@ def test_near_miss_is_refused_naming_the_closest_paper(bot) -> None:
     assert answer.refused and answer.text == REFUSAL and SCRIPTED.calls == []
     assert "does not report a learning rate" in (answer.reason or "")
     assert "GRAPE" in (answer.reason or "")
+
+
+def test_which_model_is_refused_only_when_the_abstract_names_none(bot) -> None:
+    SCRIPTED.script("GPT-4 [1].")
+    answer = final(events(bot, "Which LLM was used to generate the proxy agents in Prompts to Proxies?"))
+    assert answer.refused and SCRIPTED.calls == []
+    assert "does not report which model was used" in (answer.reason or "")
+    SCRIPTED.script("Models like GPT-o3-mini, GPT-o1 and DeepSeek-R1 lead in reasoning depth [1].")
+    answer = final(
+        events(bot, "Which LLMs lead in reasoning depth in the behavioral game-theoretic evaluation?")
+    )
+    assert not answer.refused and SCRIPTED.calls  # the abstract names them: the model answers
+    assert "GPT-o3-mini" in answer.text
 
 
 @pytest.mark.parametrize(
