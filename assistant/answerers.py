@@ -14,19 +14,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from itertools import chain
 from typing import Protocol
 
 from assistant.checker import Checker
 from assistant.config import Settings
 from assistant.embed import Embedder
 from assistant.extractive import cite, compose, pick
-from assistant.generate import answer_messages, build_context, checked_events, is_refusal
+from assistant.generate import answer_messages, build_context, checked_events, is_refusal, synthesis_messages
 from assistant.listing import catalogue_answer, several_answer
 from assistant.llms import ChatModel, chat_factories, chat_model
 from assistant.plan import Plan
-from assistant.types import Answer, Event, SentenceChecked, TextDelta
+from assistant.types import Answer, Event, Hit, SentenceChecked, TextDelta
 
 EXTRACTIVE = "extractive"
+SYNTHESIS_MAX_TOKENS = 96  # one sentence
 
 
 class Answerer(Protocol):
@@ -97,7 +99,10 @@ class ModelAnswerer:
     def answer(self, plan: Plan) -> Iterator[Event]:
         ready = self.extractive.without_model(plan)
         if ready is not None:
-            yield from replay(ready)
+            if self._synthesises(plan, ready):
+                yield from self._with_synthesis(plan, ready)
+            else:
+                yield from replay(ready)
             return
         s = self.settings
         context = build_context(plan.scored, plan.hits[: s.context_papers], s)
@@ -112,18 +117,13 @@ class ModelAnswerer:
         messages = answer_messages(plan.standalone.question, context, s)
         raw: list[str] = []
         shown: list[SentenceChecked] = []
-
-        def tap(pieces: Iterator[str]) -> Iterator[str]:
-            for piece in pieces:
-                raw.append(piece)
-                yield piece
-
-        for event in checked_events(tap(self.model.stream(messages, s.llm_max_tokens)), checker):
+        pieces = _recording(self.model.stream(messages, s.llm_max_tokens), raw)
+        for event in checked_events(pieces, checker):
             if isinstance(event, SentenceChecked):
                 shown.append(event)
             yield event
         model_text = "".join(raw)
-        extra = {"model_text": model_text, "prompt_tokens": getattr(self.model, "last_prompt_tokens", 0)}
+        extra = self._made_by_model(model_text)
         supported = [e for e in shown if e.support.supported]
         if is_refusal(model_text) and len(supported) <= 1:
             if plan.verdict.strong:  # the evidence, not the model's wording, decides
@@ -170,6 +170,48 @@ class ModelAnswerer:
             **extra,  # type: ignore[arg-type]
         )
 
+    def _synthesises(self, plan: Plan, ready: Answer) -> bool:
+        return (
+            self.settings.catalogue_synthesis
+            and plan.route.kind == "catalogue"
+            and not ready.refused
+            and len(ready.citations) >= 2
+        )
+
+    def _with_synthesis(self, plan: Plan, listing: Answer) -> Iterator[Event]:
+        """The catalogue answer, then one model sentence over its papers, checked against
+        their abstracts and kept only if supported (the listing itself never changes)."""
+        *shown, _ = replay(listing)
+        yield from shown
+        s = self.settings
+        sources = [Hit(c.paper, c.score) for c in listing.citations]
+        numbering = {i: c.number for i, c in enumerate(listing.citations, start=1)}
+        checker = Checker(sources, self.embedder, s.support_threshold, s.recite_margin, numbering=numbering)
+        messages = synthesis_messages(plan.standalone.question, listing, s)
+        raw: list[str] = []
+        checked: list[SentenceChecked] = []
+        pieces = chain([" "], _recording(self.model.stream(messages, SYNTHESIS_MAX_TOKENS), raw))
+        for event in checked_events(pieces, checker, start=len(listing.sentences)):
+            if isinstance(event, SentenceChecked):
+                checked.append(event)
+            yield event
+        model_text = "".join(raw)
+        extra = self._made_by_model(model_text)
+        kept = next((e for e in checked if e.support.supported), None)
+        if kept is None or is_refusal(model_text):
+            note = "the model's summary sentence was not supported by the listed abstracts and is left out"
+            yield replace(listing, notes=(*listing.notes, note), **extra)  # type: ignore[arg-type]
+            return
+        yield replace(
+            listing,
+            text=f"{listing.text} {kept.text}",
+            sentences=(*listing.sentences, kept.support),
+            **extra,  # type: ignore[arg-type]
+        )
+
+    def _made_by_model(self, model_text: str) -> dict[str, object]:
+        return {"model_text": model_text, "prompt_tokens": getattr(self.model, "last_prompt_tokens", 0)}
+
     def _instead(self, plan: Plan, why: str, extra: dict[str, object]) -> Answer:
         fallback = self.extractive.extract(plan, backend=EXTRACTIVE)
         if fallback is None:
@@ -180,6 +222,13 @@ class ModelAnswerer:
                 **extra,
             )
         return replace(fallback, fallback=True, notes=(*fallback.notes, why), **extra)  # type: ignore[arg-type]
+
+
+def _recording(pieces: Iterator[str], into: list[str]) -> Iterator[str]:
+    """Pass the model's pieces on as they come, keeping a copy."""
+    for piece in pieces:
+        into.append(piece)
+        yield piece
 
 
 def backend_names() -> tuple[str, ...]:

@@ -220,6 +220,11 @@ class Settings(BaseSettings):
         description="Show the model one worked example (question, abstracts, cited answer) "
         "before each question; it sits in the fixed prompt prefix that llama.cpp keeps cached.",
     )
+    catalogue_synthesis: bool = Field(
+        default=False,
+        description="With an LLM backend, add one model sentence on what the papers of a catalogue "
+        "answer (authors, venues, areas) have in common, checked like every other; costs a model call.",
+    )
     max_question_chars: int = Field(
         default=2000, ge=10, description="Longest question accepted, in characters."
     )

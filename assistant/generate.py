@@ -17,7 +17,7 @@ from assistant.config import Settings
 from assistant.evidence import ScoredSentence
 from assistant.llms import Message
 from assistant.text import split_sentences
-from assistant.types import Hit, SentenceChecked, TextDelta
+from assistant.types import Answer, Hit, SentenceChecked, TextDelta
 
 
 @dataclass(frozen=True)
@@ -51,21 +51,45 @@ def build_context(scored: Sequence[ScoredSentence], hits: Sequence[Hit], setting
 
 
 def _quote(text: str) -> str:
-    return "“" + text.replace("<<<", "").replace(">>>", "") + "”"
+    return "“" + _unfenced(text) + "”"
+
+
+def _unfenced(text: str) -> str:
+    """Text that cannot close or open a <<< >>> fence."""
+    return text.replace("<<<", "").replace(">>>", "")
 
 
 def answer_messages(question: str, context: Context, settings: Settings) -> list[Message]:
-    system = settings.system_prompt or prompts.SYSTEM_PROMPT
     template = settings.answer_prompt or prompts.ANSWER_PROMPT
     user = template.format(context=context.text, question=question)
+    return [*_fixed_prefix(settings), {"role": "user", "content": user}]
+
+
+def synthesis_messages(question: str, answer: Answer, settings: Settings) -> list[Message]:
+    """Ask for one sentence over the papers a catalogue answer lists (numbered as there)."""
+    blocks = []
+    for c in answer.citations:
+        said = next((s.text for s in answer.sentences if c.number in s.citations), "")
+        p = c.paper
+        head = f"[{c.number}] {_quote(p.title or p.label)}" + (f" ({p.venue_year})" if p.venue_year else "")
+        blocks.append(f"{head}\n<<<{_unfenced(said)}>>>")
+    user = prompts.SYNTHESIS_PROMPT.format(context="\n\n".join(blocks), question=question)
+    return [*_fixed_prefix(settings), {"role": "user", "content": user}]
+
+
+def _fixed_prefix(settings: Settings) -> list[Message]:
+    """The system prompt and the worked example: the same for every question, so
+    llama.cpp keeps their state cached."""
+    system = settings.system_prompt or prompts.SYSTEM_PROMPT
     messages: list[Message] = [{"role": "system", "content": system}]
     if settings.answer_example:
+        template = settings.answer_prompt or prompts.ANSWER_PROMPT
         example = template.format(context=prompts.EXAMPLE_CONTEXT, question=prompts.EXAMPLE_QUESTION)
         messages += [
             {"role": "user", "content": example},
             {"role": "assistant", "content": prompts.EXAMPLE_ANSWER},
         ]
-    return [*messages, {"role": "user", "content": user}]
+    return messages
 
 
 def is_refusal(text: str) -> bool:
@@ -73,11 +97,14 @@ def is_refusal(text: str) -> bool:
     return any(marker in lowered for marker in prompts.REFUSAL_MARKERS)
 
 
-def checked_events(pieces: Iterator[str], checker: Checker) -> Iterator[TextDelta | SentenceChecked]:
-    """Pass generated text on as it comes; check each sentence once the next has started."""
+def checked_events(
+    pieces: Iterator[str], checker: Checker, start: int = 0
+) -> Iterator[TextDelta | SentenceChecked]:
+    """Pass generated text on as it comes; check each sentence once the next has started
+    (`start`: the index of the first checked sentence, after any already shown)."""
     raw = ""
     done = 0  # sentences already checked
-    shown = 0  # checked sentences with text
+    shown = start  # checked sentences with text
 
     def check(sentences: list[str], i: int) -> Iterator[SentenceChecked]:
         nonlocal shown

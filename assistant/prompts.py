@@ -41,6 +41,15 @@ EXAMPLE_ANSWER = (
 # before the sources (so the model reads them for it) and again after them.
 ANSWER_PROMPT = "Question: {question}\n\nAbstracts:\n\n{context}\n\nQuestion: {question}"
 
+# {context}: the papers a catalogue answer lists, numbered as in that answer, each with
+# its most representative sentence; {question}: the standalone question.
+SYNTHESIS_PROMPT = (
+    "Question: {question}\n\nThe collection's listing answers it with these papers:\n\n{context}\n\n"
+    "Write one sentence on what these papers have in common or how they differ, in their own "
+    "terms, ending with the numbers of the papers it is about in square brackets, such as [1][2]. "
+    "Do not list the papers again."
+)
+
 REFUSAL_MARKERS = (
     "could not find this",
     "cannot find",

@@ -148,6 +148,34 @@ def test_catalogue_questions_are_answered_from_the_listing(bot) -> None:
     assert venue.text.startswith("1 paper at AAMAS 2025") and "market" in venue.text.lower()
 
 
+def test_catalogue_synthesis_adds_one_checked_sentence(seeded_dir) -> None:  # type: ignore[no-untyped-def]
+    from assistant import Assistant
+    from tests.conftest import SEEDS
+
+    synth = Assistant(data_dir=seeded_dir, corpus=[SEEDS], backend="scripted", catalogue_synthesis=True)
+    question = "Which papers is Théo Vincent an author of?"
+    listing = final(list(synth.stream(question, backend="extractive")))
+    SCRIPTED.script("Both papers study target networks in value-based deep reinforcement learning [1][2].")
+    items = events(synth, question)
+    answer = final(items)
+    assert len(SCRIPTED.calls) == 1
+    prompt = SCRIPTED.calls[0][-1]["content"]
+    assert all(c.paper.label in prompt for c in listing.citations)  # the listed papers, numbered as shown
+    assert answer.text.startswith(listing.text) and answer.text.endswith("learning [1][2].")
+    assert answer.citations == listing.citations and answer.sentences[-1].supported
+    checked = [e for e in items if isinstance(e, SentenceChecked)]
+    assert [e.index for e in checked] == list(range(len(answer.sentences)))
+    SCRIPTED.script("Bananas are rich in potassium [1].")
+    unsupported = final(events(synth, question))
+    assert unsupported.text == listing.text and "Banana" not in unsupported.text
+    assert any("summary sentence was not supported" in n for n in unsupported.notes)
+    SCRIPTED.script()
+    assert final(events(synth, "Who wrote the Flock paper on knowledge graph foundation models?")).kind == (
+        "catalogue"
+    )
+    assert SCRIPTED.calls == []  # one paper: nothing to synthesise
+
+
 def test_near_miss_is_refused_naming_the_closest_paper(bot) -> None:
     SCRIPTED.script("The learning rate is 0.001 [1].")
     answer = final(events(bot, "What learning rate does the GRAPE paper use for its experiments?"))
