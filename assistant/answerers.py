@@ -12,6 +12,7 @@ another one (a factory gets the settings and returns a `ChatModel`); the setting
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from itertools import chain
@@ -29,6 +30,9 @@ from assistant.types import Answer, Event, Hit, SentenceChecked, TextDelta
 
 EXTRACTIVE = "extractive"
 SYNTHESIS_MAX_TOKENS = 96  # one sentence
+# "[1] and [2] both study…": a number used as a paper's name leaves a hole once the
+# checker moves markers to the end of the sentence.
+NUMBER_AS_NAME = re.compile(r"\[\d+(?:\s*[,;]\s*\d+)*\]\s+[A-Za-z]")
 
 
 class Answerer(Protocol):
@@ -198,8 +202,13 @@ class ModelAnswerer:
         model_text = "".join(raw)
         extra = self._made_by_model(model_text)
         kept = next((e for e in checked if e.support.supported), None)
-        if kept is None or is_refusal(model_text):
-            note = "the model's summary sentence was not supported by the listed abstracts and is left out"
+        if kept is None or is_refusal(model_text) or NUMBER_AS_NAME.search(model_text):
+            why = (
+                "names the papers only by their numbers"
+                if kept is not None and NUMBER_AS_NAME.search(model_text)
+                else "was not supported by the listed abstracts"
+            )
+            note = f"the model's summary sentence {why} and is left out"
             yield replace(listing, notes=(*listing.notes, note), **extra)  # type: ignore[arg-type]
             return
         yield replace(

@@ -45,9 +45,9 @@ ANSWER_PROMPT = "Question: {question}\n\nAbstracts:\n\n{context}\n\nQuestion: {q
 # its most representative sentence; {question}: the standalone question.
 SYNTHESIS_PROMPT = (
     "Question: {question}\n\nThe collection's listing answers it with these papers:\n\n{context}\n\n"
-    "Write one sentence on what these papers have in common or how they differ, in their own "
-    "terms, ending with the numbers of the papers it is about in square brackets, such as [1][2]. "
-    "Do not list the papers again."
+    "Write one sentence on the topic these papers share, in their own terms, without naming "
+    "them or their authors, and end it with all their numbers in square brackets, such as "
+    "[1][2]. Never use a number inside the sentence."
 )
 
 REFUSAL_MARKERS = (

@@ -128,6 +128,22 @@ def test_follow_up_resolves_it(bot) -> None:
     assert paper_id(bot, GRAPE_TEXT) in {c.paper.id for c in answer.citations}
 
 
+@needs_default
+def test_catalogue_synthesis_from_the_real_model_is_checked(bot) -> None:
+    question = "Which papers is Théo Vincent an author of?"
+    listing = bot.ask(question)  # extractive: the listing alone
+    local = Assistant(bot.settings, backend="llama-cpp", catalogue_synthesis=True)
+    items, answer = run(local, question)
+    assert answer.model_text and answer.kind == "catalogue"
+    assert answer.text.startswith(listing.text) and answer.citations == listing.citations
+    added = answer.sentences[len(listing.sentences) :]
+    assert len(added) == 1 and added[0].supported, answer
+    assert set(added[0].citations) <= {c.number for c in listing.citations}
+    assert [e.index for e in items if isinstance(e, SentenceChecked)][: len(answer.sentences)] == list(
+        range(len(answer.sentences))
+    )
+
+
 def test_extractive_follow_up_uses_the_previous_question(bot) -> None:
     history = [("What is PrivateSeal?", "")]
     answer = bot.ask("What does it need to be robust against?", history=history, backend="extractive")
