@@ -122,10 +122,7 @@ class ModelAnswerer:
         raw: list[str] = []
         shown: list[SentenceChecked] = []
         pieces = _recording(self.model.stream(messages, s.llm_max_tokens), raw)
-        for event in checked_events(pieces, checker):
-            if isinstance(event, SentenceChecked):
-                shown.append(event)
-            yield event
+        yield from _keeping_checks(checked_events(pieces, checker), shown)
         model_text = "".join(raw)
         extra = self._made_by_model(model_text)
         supported = [e for e in shown if e.support.supported]
@@ -195,19 +192,16 @@ class ModelAnswerer:
         raw: list[str] = []
         checked: list[SentenceChecked] = []
         pieces = chain([" "], _recording(self.model.stream(messages, SYNTHESIS_MAX_TOKENS), raw))
-        for event in checked_events(pieces, checker, start=len(listing.sentences)):
-            if isinstance(event, SentenceChecked):
-                checked.append(event)
-            yield event
+        yield from _keeping_checks(checked_events(pieces, checker, start=len(listing.sentences)), checked)
         model_text = "".join(raw)
         extra = self._made_by_model(model_text)
         kept = next((e for e in checked if e.support.supported), None)
-        if kept is None or is_refusal(model_text) or NUMBER_AS_NAME.search(model_text):
-            why = (
-                "names the papers only by their numbers"
-                if kept is not None and NUMBER_AS_NAME.search(model_text)
-                else "was not supported by the listed abstracts"
-            )
+        why = None
+        if kept is None or is_refusal(model_text):
+            why = "was not supported by the listed abstracts"
+        elif NUMBER_AS_NAME.search(model_text):
+            why = "names the papers only by their numbers"
+        if kept is None or why is not None:
             note = f"the model's summary sentence {why} and is left out"
             yield replace(listing, notes=(*listing.notes, note), **extra)  # type: ignore[arg-type]
             return
@@ -238,6 +232,14 @@ def _recording(pieces: Iterator[str], into: list[str]) -> Iterator[str]:
     for piece in pieces:
         into.append(piece)
         yield piece
+
+
+def _keeping_checks(events: Iterator[Event], into: list[SentenceChecked]) -> Iterator[Event]:
+    """Pass the events on, keeping the sentence checks."""
+    for event in events:
+        if isinstance(event, SentenceChecked):
+            into.append(event)
+        yield event
 
 
 def backend_names() -> tuple[str, ...]:

@@ -17,7 +17,7 @@ from assistant.config import Settings
 from assistant.evidence import ScoredSentence
 from assistant.llms import Message
 from assistant.text import split_sentences
-from assistant.types import Answer, Hit, SentenceChecked, TextDelta
+from assistant.types import Answer, Hit, Paper, SentenceChecked, TextDelta
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ def build_context(scored: Sequence[ScoredSentence], hits: Sequence[Hit], setting
         best = sorted(mine, key=lambda s: -s.score)[: settings.context_sentences]
         best.sort(key=lambda s: s.position)  # keep the abstract's order
         p = hit.paper
-        head = f"[{number}] {_quote(p.title or p.label)}" + (f" ({p.venue_year})" if p.venue_year else "")
+        head = _head(number, p)
         body = " ".join(s.text for s in best) or p.label
         block = f"{head}\n<<<{body}>>>"
         if blocks and used + len(block) > budget:
@@ -48,6 +48,13 @@ def build_context(scored: Sequence[ScoredSentence], hits: Sequence[Hit], setting
         blocks.append(block)
         used += len(block)
     return Context("\n\n".join(blocks), list(hits[: len(blocks)]))
+
+
+def _head(number: int, paper: Paper) -> str:
+    """A source's heading in a prompt: '[2] “Title” (NeurIPS 2025)'."""
+    return f"[{number}] {_quote(paper.title or paper.label)}" + (
+        f" ({paper.venue_year})" if paper.venue_year else ""
+    )
 
 
 def _quote(text: str) -> str:
@@ -70,9 +77,7 @@ def synthesis_messages(question: str, answer: Answer, settings: Settings) -> lis
     blocks = []
     for c in answer.citations:
         said = next((s.text for s in answer.sentences if c.number in s.citations), "")
-        p = c.paper
-        head = f"[{c.number}] {_quote(p.title or p.label)}" + (f" ({p.venue_year})" if p.venue_year else "")
-        blocks.append(f"{head}\n<<<{_unfenced(said)}>>>")
+        blocks.append(f"{_head(c.number, c.paper)}\n<<<{_unfenced(said)}>>>")
     user = prompts.SYNTHESIS_PROMPT.format(context="\n\n".join(blocks), question=question)
     return [*_fixed_prefix(settings), {"role": "user", "content": user}]
 
