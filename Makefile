@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 
 .PHONY: install browser models run test lint format eval bench clean
 
-MODELS := qwen2.5-coder-1.5b qwen2.5-coder-0.5b smollm2-135m all-mpnet-base-v2
+MODELS := qwen2.5-coder-1.5b qwen2.5-coder-0.5b smollm2-135m all-mpnet-base-v2 embeddinggemma-300m
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml Makefile scripts/llama_cpp_wheel.sh models/*.txt | sha256sum | cut -c1-12)
 
 $(STAMP):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -12,9 +12,10 @@ from assistant import registry
 from assistant.answerers import answerer, backend_names
 from assistant.catalogue import Catalogue, Stats
 from assistant.config import Settings
-from assistant.embed import Embedder
+from assistant.embed import Embedder, index_embedder
 from assistant.errors import ConfigError
 from assistant.evidence import score_sentences
+from assistant.indexing import Builder, IndexStatus, build, strong_count
 from assistant.ingest import IngestReport, ingest
 from assistant.live import Live
 from assistant.plan import Plan, judge
@@ -46,14 +47,16 @@ class Assistant:
         self._embedder: Embedder | None = None
         self._sentences: Embedder | None = None
         self._live: Live | None = None
+        self._strong: Assistant | None = None
+        self._strong_problem: str | None = None
+        self._builder: Builder | None = None
 
     # --- components, created on first use -------------------------------------
     @property
     def embedder(self) -> Embedder:
         with self._lock:
             if self._embedder is None:
-                s = self.settings
-                self._embedder = Embedder(s.resolved_embedder_path(), s.embed_batch_size, s.torch_threads)
+                self._embedder = index_embedder(self.settings)
             return self._embedder
 
     @property
@@ -84,8 +87,36 @@ class Assistant:
                 self._live = Live(self.settings, self.store, lambda: self.embedder)
             return self._live
 
+    @property
+    def strong(self) -> Assistant | None:
+        """With embedder=auto: the assistant over the strong (EmbeddingGemma) index beside
+        this one's; None otherwise."""
+        with self._lock:
+            if self._strong is None and (settings := self.settings.strong()) is not None:
+                self._strong = Assistant(settings)
+            return self._strong
+
     def _ready(self) -> HybridRetriever:
-        return self.live.retriever()
+        fast = self.live.retriever()
+        strong = self.strong
+        if strong is None or not self._strong_usable():
+            return fast
+        if strong_count(strong.settings) < len(fast.catalogue) or not len(fast.catalogue):
+            return fast
+        return strong.live.retriever()
+
+    def _strong_usable(self) -> bool:
+        """Is the strong embedder installed? (Asked once; the reason is kept for `index_status`.)"""
+        strong = self.strong
+        if strong is None:
+            return False
+        if self._strong_problem is None:
+            try:
+                strong.settings.resolved_embedder_path()
+                self._strong_problem = ""
+            except ConfigError as exc:
+                self._strong_problem = str(exc)
+        return not self._strong_problem
 
     @property
     def catalogue(self) -> Catalogue:
@@ -106,6 +137,58 @@ class Assistant:
         if report.added:
             registry.remember(self.settings.data_dir, self.settings.chroma_url, self.catalogue.n, own=True)
         return report
+
+    def index_status(self) -> IndexStatus:
+        """Which index answers searches now, and how far the strong index is built."""
+        fast = self.live.retriever()
+        n = len(fast.catalogue)
+        strong = self.strong
+        if strong is None:
+            return IndexStatus(self.settings.index_embedder, n)
+        usable = self._strong_usable()
+        built = strong_count(strong.settings)
+        answering = strong.settings.index_embedder if usable and n and built >= n else fast.embedder_name
+        building = self._builder is not None and self._builder.busy
+        problem = (
+            None if usable else "not installed: `python -m assistant.models install embeddinggemma-300m`"
+        )
+        if usable and self._builder is not None and self._builder.error:
+            problem = f"the last build failed: {self._builder.error}"
+        return IndexStatus(answering, n, strong.settings.index_embedder, built, building, problem)
+
+    def build_index(
+        self, progress: Callable[[int, int], None] | None = None, stop: threading.Event | None = None
+    ) -> int:
+        """With embedder=auto: embed the papers the strong index lacks (resumable); returns how
+        many were added. Search switches to the strong index once it holds every paper."""
+        strong = self.strong
+        if strong is None:
+            raise ConfigError(
+                f"there is no second index to build with embedder={self.settings.embedder}; "
+                "set ASSISTANT_EMBEDDER=auto"
+            )
+        strong.settings.resolved_embedder_path()  # not installed: a ConfigError saying how to
+        papers = self.live.retriever().catalogue.papers
+        added = build(papers, strong.store, strong.embedder, strong.settings, stop, progress)
+        if added:
+            strong.live.reload()
+        return added
+
+    def start_indexing(self) -> bool:
+        """With embedder=auto and `index_in_background`: keep the strong index built in a
+        background thread of this process (the app does this). False when there is nothing
+        to build (another embedder chosen, or EmbeddingGemma not installed)."""
+        if not self.settings.index_in_background or self.strong is None or not self._strong_usable():
+            return False
+        with self._lock:
+            if self._builder is None:
+                self._builder = Builder(lambda stop: self.build_index(stop=stop), self.settings.refresh_s)
+            self._builder.start()
+        return True
+
+    def stop_indexing(self) -> None:
+        if self._builder is not None:
+            self._builder.stop()
 
     def as_retriever(self, k: int = 5, filters: FilterInput = None) -> Any:
         """A LlamaIndex `BaseRetriever` over this assistant's search (see assistant.llamaindex)."""

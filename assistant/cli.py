@@ -42,6 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="+", type=Path)
     p.add_argument("--strict", action="store_true", help="ingest nothing if any record is malformed")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p = sub.add_parser(
+        "index", help="build the EmbeddingGemma index beside the fast one (embedder=auto; resumable)"
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p = sub.add_parser("search", help="find papers")
     p.add_argument("question")
     _add_filter_args(p)
@@ -74,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CODES[kind_of(exc)]
     except KeyboardInterrupt:
-        if args.command == "ingest":
+        if args.command in ("ingest", "index"):
             print("interrupted: run the same command again to resume", file=sys.stderr)
         else:
             print("interrupted", file=sys.stderr)
@@ -109,7 +113,10 @@ def _run(args: argparse.Namespace) -> int:
             print(f"skipped {problem}", file=sys.stderr)
         print(report.summary())
         print(bot.stats().line())
+        print(bot.index_status().line())
         return 0
+    if args.command == "index":
+        return _index(bot, quiet=args.quiet)
     if args.command == "search":
         result = bot.search(args.question, k=args.k, filters=_filters(args), detect=not args.no_detect)
         if args.json:
@@ -139,6 +146,7 @@ def _run(args: argparse.Namespace) -> int:
             print(json.dumps(stats.__dict__, ensure_ascii=False, indent=2, default=str))
             return 0
         print(stats.line())
+        print(bot.index_status().line())
         for title, table in (("venues", stats.venues), ("years", stats.years), ("topics", stats.topics)):
             print(f"\n{title}:")
             for key, count in table.items():
@@ -163,6 +171,31 @@ def _quiet_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except OSError:
         pass
+
+
+def _index(bot: Any, quiet: bool) -> int:
+    import time
+
+    from tqdm import tqdm
+
+    status = bot.index_status()
+    bar = None if quiet else tqdm(unit="papers", desc=f"indexing with {status.strong}", file=sys.stderr)
+
+    def progress(done: int, total: int) -> None:
+        if bar is not None:
+            bar.total = total
+            bar.n = done
+            bar.refresh()
+
+    started = time.perf_counter()
+    added = bot.build_index(progress=progress)
+    if bar is not None:
+        bar.close()
+    seconds = time.perf_counter() - started
+    rate = f" ({added / seconds:.1f} papers/s)" if added and seconds else ""
+    print(f"{added} papers added to the {status.strong} index in {seconds:.1f}s{rate}")
+    print(bot.index_status().line())
+    return 0
 
 
 def _settings() -> int:

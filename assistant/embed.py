@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,6 +17,9 @@ from assistant.errors import ConfigError
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
+    from assistant.config import Settings
+    from assistant.types import Paper
+
 # A stray hub id must fail at once instead of retrying a download for a minute.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -24,13 +29,47 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 CACHE_SIZE = 50_000  # sentence vectors remembered (about 75 MB at 384 dimensions)
 
 
-class Embedder:
-    """Encodes texts into L2-normalised float32 vectors (cosine = dot product)."""
+@dataclass(frozen=True)
+class Profile:
+    """How one embedder is used for search: the prompts it was trained with, the longest
+    input read, and the share of its dense score in fusion (tuned per embedder: a stronger
+    embedder needs less help from BM25)."""
 
-    def __init__(self, path: Path, batch_size: int = 64, threads: int = 0) -> None:
+    query_prompt: str = ""
+    document_prompt: str = ""  # "{title}" is replaced by the paper's title ("none" without one)
+    max_tokens: int | None = None  # None: the model's own limit
+    dense_share: float = 0.6
+
+
+# Values measured by `python -m benchmarks.embedders` (README, "Measured figures").
+PROFILES: dict[str, Profile] = {
+    # Convex share cross-validated over SciFact train and our questions (`python -m eval.tune`).
+    "all-minilm-l6-v2": Profile(dense_share=0.6),
+    "all-mpnet-base-v2": Profile(dense_share=0.6),
+    # EmbeddingGemma's own task prompts (config_sentence_transformers.json); the share and
+    # the token cap chosen on our paraphrase sets and SciFact train (eval.tune).
+    "embeddinggemma-300m": Profile(
+        query_prompt="task: search result | query: ",
+        document_prompt="title: {title} | text: ",
+        max_tokens=512,
+        dense_share=0.8,
+    ),
+}
+
+
+class Embedder:
+    """Encodes texts into L2-normalised float32 vectors (cosine = dot product).
+
+    `encode` embeds text as it is (sentences compared with sentences); `encode_query` and
+    `encode_documents` add the embedder's search prompts (`Profile`)."""
+
+    def __init__(
+        self, path: Path, batch_size: int = 64, threads: int = 0, profile: Profile | None = None
+    ) -> None:
         self.path = Path(path)
         self.batch_size = batch_size
         self.threads = threads
+        self.profile = profile or Profile()
         self._model: SentenceTransformer | None = None
         self._lock = threading.Lock()
         self._cache: dict[str, np.ndarray] = {}
@@ -40,6 +79,8 @@ class Embedder:
         with self._lock:
             if self._model is None:
                 self._model = _load(str(self.path), self.threads)
+                if self.profile.max_tokens:
+                    self._model.max_seq_length = self.profile.max_tokens
             return self._model
 
     @property
@@ -67,6 +108,19 @@ class Embedder:
     def encode_one(self, text: str) -> np.ndarray:
         return self.encode([text])[0]
 
+    def encode_query(self, text: str) -> np.ndarray:
+        """A search question, with the embedder's query prompt."""
+        return self.encode([self.profile.query_prompt + text])[0]
+
+    def encode_documents(self, papers: Sequence[Paper]) -> np.ndarray:
+        """Abstracts to index, with the embedder's document prompt (and the title, if any)."""
+        template = self.profile.document_prompt
+        if not template:
+            return self.encode([p.abstract for p in papers])
+        return self.encode(
+            [template.replace("{title}", _one_line(p.title) or "none") + p.abstract for p in papers]
+        )
+
     def encode_cached(self, texts: list[str]) -> np.ndarray:
         """Like `encode`, remembering vectors of texts seen before (abstract sentences are
         scored again and again: by the evidence, the extractive answer and the checker)."""
@@ -82,6 +136,19 @@ class Embedder:
                     self._cache.clear()
                 self._cache.update(zip(missing, vectors))
         return np.stack([found[t] for t in texts])  # type: ignore[misc]
+
+
+def index_embedder(settings: Settings) -> Embedder:
+    """The embedder of the index of `settings`, with its search profile (a custom model
+    folder gets no prompts and the default share)."""
+    profile = Profile() if settings.embedder_path is not None else PROFILES[settings.index_embedder]
+    return Embedder(
+        settings.resolved_embedder_path(), settings.embed_batch_size, settings.torch_threads, profile
+    )
+
+
+def _one_line(text: str | None) -> str:
+    return " ".join(text.split()) if text else ""
 
 
 @lru_cache(maxsize=4)

@@ -126,7 +126,7 @@ def ingest(
                         return
                     batch = [bounded(p) for p in pending.values()]
                     t0 = time.perf_counter()
-                    vectors = embedder.encode([p.abstract for p in batch])
+                    vectors = embedder.encode_documents(batch)
                     t1 = time.perf_counter()
                     session.add(batch, vectors)
                     existing.update(pending)

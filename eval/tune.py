@@ -1,12 +1,14 @@
 """Tune fusion with the retriever's own code, cross-validated.
 
-    python -m eval.tune
+    python -m eval.tune                                  # the bundled all-MiniLM-L6-v2
+    python -m eval.tune --embedder embeddinggemma-300m   # the strong index of embedder=auto
 
 Dense and BM25 candidates come from `assistant.retrieve.candidates` and are combined
 by `assistant.retrieve.fuse`, exactly as `Assistant.search` does (the top
 `candidates` of each side, min-max normalised over them). Two pools of questions
 are used: SciFact's train claims (5,183 abstracts) and our own answerable questions
-over the seeds (held-out paraphrases, catalogue, follow-ups...). Five folds over both
+over the seeds (`heldout`, `heldout2` and `seeds`: paraphrases, follow-ups...; never
+`heldout3`, which stays blind). Five folds over both
 pools: a configuration is picked on four folds (equal weight to each pool) and scored
 on the fifth. SciFact's test split is scored once, at the end, with the configuration
 picked on everything else.
@@ -14,6 +16,7 @@ picked on everything else.
 
 from __future__ import annotations
 
+import argparse
 import random
 import sys
 import time
@@ -24,7 +27,7 @@ import numpy as np
 
 from assistant.config import DEFAULT_SEEDS, Settings
 from assistant.corpus import load_papers
-from assistant.embed import Embedder
+from assistant.embed import Embedder, index_embedder
 from assistant.lexical import LexicalIndex
 from assistant.retrieve import Fusion, candidates, fuse
 from benchmarks.run import scifact_vectors
@@ -68,7 +71,9 @@ def objective(s: dict[str, float]) -> float:
 
 
 GRID: dict[str, Fusion] = {
-    **{f"convex share={a}": Fusion("convex", a) for a in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)},
+    **{
+        f"convex share={a}": Fusion("convex", a) for a in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95)
+    },
     **{
         f"rrf wd={wd} k={k}": Fusion("rrf", dense_weight=wd, lexical_weight=1.0, rrf_k=k)
         for wd in (0.75, 1.0, 1.5, 2.0)
@@ -87,21 +92,21 @@ def build(embedder: Embedder) -> tuple[list[Query], list[Query]]:
     pools: dict[str, list[Query]] = {}
     for split in ("train", "test"):
         sf = load_scifact(split)
-        qv = embedder.encode(list(sf.queries.values()))
+        qv = np.stack([embedder.encode_query(text) for text in sf.queries.values()])
         pools[split] = [
             Query("scifact", vectors @ v, lexical.scores(text), sf.qrels[qid], ext)
             for v, (qid, text) in zip(qv, sf.queries.items())
         ]
     seeds = load_papers([DEFAULT_SEEDS])[0]
-    seed_vectors = embedder.encode([p.abstract for p in seeds])
+    seed_vectors = embedder.encode_documents(seeds)
     seed_lexical = LexicalIndex.build(seeds)
     own = [
         q
-        for name in ("heldout", "seeds")
+        for name in ("heldout", "heldout2", "seeds")
         for q in load_questions(SETS[name], seeds)
         if q.answerable and q.type not in ("catalogue", "metadata")
     ]
-    qv = embedder.encode([q.retrieval_text for q in own])
+    qv = np.stack([embedder.encode_query(q.retrieval_text) for q in own])
     ids = [p.id for p in seeds]
     pools["own"] = [
         Query("own", seed_vectors @ v, seed_lexical.scores(q.retrieval_text), set(q.gold), ids)
@@ -110,9 +115,12 @@ def build(embedder: Embedder) -> tuple[list[Query], list[Query]]:
     return pools["train"] + pools["own"], pools["test"]
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--embedder", default="all-minilm-l6-v2", help="the index's embedder")
+    args = parser.parse_args(argv)
     started = time.perf_counter()
-    embedder = Embedder(Settings().resolved_embedder_path(), 64, 0)
+    embedder = index_embedder(Settings(embedder=args.embedder))
     tuning, test = build(embedder)
     rng = random.Random(0)
     order = tuning[:]

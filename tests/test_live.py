@@ -46,6 +46,9 @@ def served(seeded_dir: Path, tmp_path: Path) -> Iterator[tuple[str, dict[str, st
         ASSISTANT_CORPUS=json.dumps([str(SEEDS)]),
         ASSISTANT_STORE_BATCH_SIZE="16",
         ASSISTANT_TORCH_THREADS="1",
+        # The EmbeddingGemma build has a test of its own (test_indexing): here it would only
+        # compete for the two cores with the writers this test times.
+        ASSISTANT_INDEX_IN_BACKGROUND="false",
         XDG_STATE_HOME=str(tmp_path / "state"),
     )
     port = free_port()

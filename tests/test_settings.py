@@ -21,7 +21,7 @@ BAD = [
     ("dense_share", "1.5", "less than or equal to 1"),
     ("llm_model", "gpt-5", "'qwen2.5-coder-1.5b'"),
     ("collection", "ab", "at least 3 characters"),
-    ("embedder", "bge-small", "'all-minilm-l6-v2' or 'all-mpnet-base-v2'"),
+    ("embedder", "bge-small", "'all-mpnet-base-v2' or 'embeddinggemma-300m'"),
     ("ui_port", "70000", "less than or equal to 65535"),
     ("llm_temperature", "hot", "valid number"),
     ("store_batch_size", "0", "greater than or equal to 1"),

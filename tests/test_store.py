@@ -18,11 +18,19 @@ class CountingEmbedder:
 
     def __init__(self, inner) -> None:  # type: ignore[no-untyped-def]
         self.inner = inner
+        self.profile = inner.profile
         self.texts = 0
 
     def encode(self, texts):  # type: ignore[no-untyped-def]
         self.texts += len(texts)
         return self.inner.encode(texts)
+
+    def encode_documents(self, papers):  # type: ignore[no-untyped-def]
+        self.texts += len(papers)
+        return self.inner.encode_documents(papers)
+
+    def encode_query(self, text):  # type: ignore[no-untyped-def]
+        return self.inner.encode_query(text)
 
     def encode_one(self, text):  # type: ignore[no-untyped-def]
         return self.inner.encode_one(text)

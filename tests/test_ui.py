@@ -153,6 +153,7 @@ def app_url(seeded_dir: Path, tmp_path_factory: pytest.TempPathFactory, beacon: 
         ASSISTANT_BACKEND="extractive",
         ASSISTANT_CORPUS=json.dumps([str(SEEDS)]),
         ASSISTANT_UI_CONCURRENCY="4",
+        ASSISTANT_INDEX_IN_BACKGROUND="false",  # the background build is tested in test_indexing
     )
     assistant = str(Path(sys.executable).with_name("assistant"))
     subprocess.run([assistant, "ingest", "--quiet", str(extra)], env=env, check=True, capture_output=True)

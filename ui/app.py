@@ -160,6 +160,9 @@ def build_app(bot: Assistant) -> gr.Blocks:
     backends = [b for b in backend_names() if b in ("extractive", bot.settings.backend)]
     with gr.Blocks(title="Paper QA") as app:
         gr.Markdown(f"## Ask the abstracts\n{render.corpus_line(catalogue)}", elem_id="corpus-line")
+        # Which index answers (the fast one until the EmbeddingGemma one is complete), refreshed.
+        index_line = gr.Markdown(bot.index_status().line(), elem_id="index-status")
+        gr.Timer(5.0).tick(lambda: bot.index_status().line(), None, index_line, api_visibility="private")
         with gr.Row():
             with gr.Column(scale=3):
                 chatbot = gr.Chatbot(
@@ -252,7 +255,20 @@ def build_app(bot: Assistant) -> gr.Blocks:
                 stats = bot.stats()
             except Exception as exc:
                 return {"ok": False, "error": {"kind": kind_of(exc), "message": str(exc)}}
-            return {"ok": True, "papers": stats.papers, "line": stats.line(), "notes": list(bot.notes)}
+            status = bot.index_status()
+            return {
+                "ok": True,
+                "papers": stats.papers,
+                "line": stats.line(),
+                "index": {
+                    "answering": status.answering,
+                    "strong": status.strong,
+                    "strong_papers": status.strong_papers,
+                    "building": status.building,
+                    "line": status.line(),
+                },
+                "notes": list(bot.notes),
+            }
 
         gr.api(api_ask, api_name="ask")
         gr.api(api_stats, api_name="stats")
@@ -264,6 +280,8 @@ def serve(bot: Assistant | None = None, host: str | None = None, port: int | Non
     bot = bot or Assistant()
     s = bot.settings
     print(f"Preparing the corpus: {bot.stats().line()}")
+    if bot.start_indexing():
+        print(f"Building the EmbeddingGemma index in the background: {bot.index_status().line()}")
     app = build_app(bot)
     auth = (s.ui_user, s.ui_password) if s.ui_user and s.ui_password else None
     app.launch(

@@ -1,0 +1,148 @@
+"""The strong index, built beside the fast one from the papers the fast one holds.
+
+With `embedder=auto`, ingestion embeds with the bundled all-MiniLM-L6-v2 (fast), so
+search works at once; EmbeddingGemma's index is then built from the papers already
+stored. Batches are embedded outside the write lock, so an ingestion never waits
+minutes for the build, and each batch is written under the lock (Chroma first, then
+the snapshot, as ingestion does): interrupted, even by `kill -9`, the build resumes
+where it stopped. Search switches to the strong index once it holds every paper.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from assistant.config import Settings
+from assistant.embed import Embedder
+from assistant.ingest import save_lexical, sync_snapshot, writing
+from assistant.snapshot import Snapshot
+from assistant.store import VectorStore, bounded
+from assistant.types import Paper
+
+log = logging.getLogger(__name__)
+
+BATCH = 32  # papers embedded per batch: the most work lost to an interruption
+LOCK_WAIT_S = 120.0  # a batch waits this long for another process's ingestion
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    """Which index answers searches, and how far the strong one is."""
+
+    answering: str  # the embedder whose index answers now
+    papers: int  # papers in the fast index (the store of record)
+    strong: str | None = None  # the strong index's embedder (embedder=auto), else None
+    strong_papers: int = 0  # papers in the strong index so far
+    building: bool = False  # a build runs in this process
+    problem: str | None = None  # why the strong index cannot be used (not installed, …)
+
+    @property
+    def complete(self) -> bool:
+        return self.strong is not None and self.papers > 0 and self.strong_papers >= self.papers
+
+    def line(self) -> str:
+        if self.strong is None:
+            return f"search: {self.answering} index"
+        if self.problem:
+            return f"search: {self.answering} index ({self.strong}: {self.problem})"
+        if self.complete:
+            return f"search: {self.strong} index ({self.strong_papers} papers)"
+        state = "building" if self.building else "not built: `assistant index` or the app builds it"
+        return (
+            f"search: {self.answering} index; {self.strong} index {self.strong_papers}/{self.papers} "
+            f"papers, {state}"
+        )
+
+
+def strong_count(settings: Settings) -> int:
+    """Papers in the index of `settings` according to its snapshot (no store read)."""
+    manifest = Snapshot(settings.snapshot_dir).manifest()
+    return manifest.count if manifest is not None else 0
+
+
+def build(
+    papers: Sequence[Paper],
+    store: VectorStore,
+    embedder: Embedder,
+    settings: Settings,
+    stop: threading.Event | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Embed and store the papers the index of `settings` lacks; returns how many were added.
+    `progress(done, total)` is called after each batch; `stop` ends the build between batches."""
+    snapshot = Snapshot(settings.snapshot_dir)
+    with writing(settings, store, timeout=LOCK_WAIT_S), store.session() as session:
+        existing = sync_snapshot(session, snapshot)
+    todo = [p for p in papers if p.id not in existing]
+    added = 0
+    for start in range(0, len(todo), BATCH):
+        if stop is not None and stop.is_set():
+            break
+        batch = [bounded(p) for p in todo[start : start + BATCH]]
+        vectors = embedder.encode_documents(batch)  # outside the lock: this is the slow part
+        with writing(settings, store, timeout=LOCK_WAIT_S), store.session() as session:
+            manifest = snapshot.manifest()
+            if manifest is None or manifest.count != len(existing):  # another builder wrote
+                existing = sync_snapshot(session, snapshot)
+            keep = [i for i, p in enumerate(batch) if p.id not in existing]
+            if keep:
+                fresh = [batch[i] for i in keep]
+                session.add(fresh, vectors[keep])
+                existing.update(p.id for p in fresh)
+                snapshot.append(session.store_id, len(existing), fresh, vectors[keep])
+                added += len(fresh)
+        if progress is not None:
+            progress(min(start + BATCH, len(todo)), len(todo))
+    if added:
+        save_lexical(settings, snapshot)
+    return added
+
+
+class Builder:
+    """Keeps the strong index up to date in a background thread: builds what is missing,
+    then looks again every few seconds (papers another process ingested)."""
+
+    def __init__(self, step: Callable[[threading.Event], int], every_s: float) -> None:
+        self._step = step
+        self._every_s = max(every_s, 2.0)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.busy = False
+        self.error: str | None = None
+
+    def start(self) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._run, name="strong-index", daemon=True)
+            self._thread.start()
+
+    def stop(self, wait_s: float = 30.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(wait_s)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.busy = True
+            try:
+                self._step(self._stop)
+                self.error = None
+            except Exception as exc:  # never take the app down; say it and try again later
+                log.exception("building the strong index failed; trying again later")
+                self.error = str(exc)
+            finally:
+                self.busy = False
+            self._stop.wait(self._every_s)
+
+
+def wait_for(condition: Callable[[], bool], timeout_s: float, every_s: float = 0.5) -> bool:
+    """Poll `condition` until it holds or `timeout_s` passes (tests and benchmarks)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(every_s)
+    return condition()

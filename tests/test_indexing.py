@@ -1,0 +1,194 @@
+"""embedder=auto: the fast (MiniLM) index answers at once, the EmbeddingGemma index is
+built beside it (resumable, in the background in the app) and answers once complete."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from assistant import Assistant, indexing
+from assistant.config import STRONG_EMBEDDER
+from assistant.corpus import load_papers
+from assistant.errors import ConfigError
+from assistant.models import EMBEDDERS, models_dir
+from tests.conftest import SEEDS
+
+INSTALLED = (models_dir() / EMBEDDERS[STRONG_EMBEDDER].folder / "model.safetensors").is_file()
+needs_gemma = pytest.mark.skipif(
+    not INSTALLED, reason=f"run `python -m assistant.models install {STRONG_EMBEDDER}` (make install does)"
+)
+FAST = "all-minilm-l6-v2"
+
+
+def small_corpus(tmp_path: Path, n: int, start: int = 0, name: str = "small.jsonl") -> Path:
+    papers = load_papers([SEEDS])[0][start : start + n]
+    path = tmp_path / name
+    path.write_text("".join(json.dumps({"id": p.id, "abstract": p.abstract}) + "\n" for p in papers))
+    return path
+
+
+@needs_gemma
+def test_fast_index_answers_until_the_strong_one_is_complete(tmp_path: Path) -> None:
+    corpus = small_corpus(tmp_path, 6)
+    bot = Assistant(data_dir=tmp_path / "data", corpus=[corpus], backend="extractive")
+    status = bot.index_status()
+    assert (status.answering, status.strong, status.strong_papers, status.papers) == (
+        FAST,
+        STRONG_EMBEDDER,
+        0,
+        6,
+    )
+    assert "not built" in status.line()
+    assert bot.live.retriever().catalogue.vectors.shape[1] == 384
+
+    done: list[tuple[int, int]] = []
+    assert bot.build_index(progress=lambda d, t: done.append((d, t))) == 6
+    assert done[-1] == (6, 6)
+    status = bot.index_status()
+    assert status.complete and status.answering == STRONG_EMBEDDER
+    assert status.line() == f"search: {STRONG_EMBEDDER} index (6 papers)"
+    # Searches now go through EmbeddingGemma's 768-dimension vectors, with its query prompt.
+    assert bot._ready().catalogue.vectors.shape[1] == 768
+    target = load_papers([corpus])[0][4]
+    assert bot.search(target.abstract.split(". ")[0], k=1)[0].paper.id == target.id
+    assert bot.build_index() == 0  # nothing left to do
+
+    # A paper added later: the fast index has it at once and answers until the strong one
+    # catches up; nothing is ever missing from search.
+    extra = small_corpus(tmp_path, 1, start=40, name="extra.jsonl")
+    new = load_papers([extra])[0][0]
+    bot.ingest([extra])
+    status = bot.index_status()
+    assert (status.answering, status.strong_papers, status.papers) == (FAST, 6, 7)
+    assert bot.search(new.abstract.split(". ")[0], k=1)[0].paper.id == new.id
+    assert bot.build_index() == 1
+    assert bot.index_status().answering == STRONG_EMBEDDER
+    assert bot.search(new.abstract.split(". ")[0], k=1)[0].paper.id == new.id
+
+    # Another process opening the same folder uses the strong index straight away.
+    again = Assistant(data_dir=tmp_path / "data", corpus=[corpus], backend="extractive")
+    assert again.index_status().answering == STRONG_EMBEDDER
+    assert again.strong is not None and again.strong.store.count() == 7
+
+
+@needs_gemma
+def test_an_interrupted_build_resumes_without_embedding_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(indexing, "BATCH", 2)
+    corpus = small_corpus(tmp_path, 5)
+    bot = Assistant(data_dir=tmp_path / "data", corpus=[corpus], backend="extractive")
+    stop = threading.Event()
+    assert bot.build_index(progress=lambda done, total: stop.set(), stop=stop) == 2
+    assert bot.index_status().strong_papers == 2
+    assert bot.index_status().answering == FAST
+    assert bot.build_index() == 3
+    strong = bot.strong
+    assert strong is not None and strong.store.count() == 5
+    assert bot.index_status().answering == STRONG_EMBEDDER
+
+
+@needs_gemma
+def test_the_app_builds_the_strong_index_in_the_background(tmp_path: Path) -> None:
+    corpus = small_corpus(tmp_path, 4)
+    bot = Assistant(data_dir=tmp_path / "data", corpus=[corpus], backend="extractive", refresh_s=0.2)
+    assert bot.start_indexing()
+    try:
+        assert indexing.wait_for(lambda: bot.index_status().complete, timeout_s=300)
+        assert bot.index_status().answering == STRONG_EMBEDDER
+        # Papers ingested while it runs are picked up by the next round.
+        bot.ingest([small_corpus(tmp_path, 1, start=50, name="late.jsonl")])
+        assert indexing.wait_for(lambda: bot.index_status().strong_papers == 5, timeout_s=300)
+    finally:
+        bot.stop_indexing()
+
+
+@needs_gemma
+def test_gemma_uses_its_query_and_document_prompts() -> None:
+    bot = Assistant(embedder=STRONG_EMBEDDER)
+    embedder = bot.embedder
+    assert embedder.profile.query_prompt == "task: search result | query: "
+    question = "Which papers study equilibria in games?"
+    with_prompt = embedder.encode([embedder.profile.query_prompt + question])[0]
+    assert np.allclose(embedder.encode_query(question), with_prompt, atol=1e-5)
+    assert not np.allclose(embedder.encode_one(question), with_prompt, atol=1e-3)
+
+
+def test_without_gemma_the_fast_index_answers_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ASSISTANT_MODELS_DIR", str(tmp_path / "no-models"))
+    corpus = small_corpus(tmp_path, 3)
+    bot = Assistant(data_dir=tmp_path / "data", corpus=[corpus], backend="extractive")
+    status = bot.index_status()
+    assert status.answering == FAST and status.problem is not None
+    assert f"python -m assistant.models install {STRONG_EMBEDDER}" in status.line()
+    assert not bot.start_indexing()
+    with pytest.raises(ConfigError, match=f"python -m assistant.models install {STRONG_EMBEDDER}"):
+        bot.build_index()
+    assert len(bot.search("equilibria", k=3)) == 3
+
+
+def test_only_auto_has_a_second_index(tmp_path: Path) -> None:
+    bot = Assistant(data_dir=tmp_path / "data", corpus=[small_corpus(tmp_path, 2)], embedder=FAST)
+    assert bot.strong is None and bot.index_status().line() == f"search: {FAST} index"
+    with pytest.raises(ConfigError, match="ASSISTANT_EMBEDDER=auto"):
+        bot.build_index()
+
+
+@needs_gemma
+@pytest.mark.browser
+def test_the_served_app_switches_to_the_strong_index_and_says_so(tmp_path: Path) -> None:
+    """`assistant serve` with the default settings: the page says the fast index answers
+    while EmbeddingGemma's is built, then that the strong one does; questions answer all along."""
+    import os
+    import subprocess
+    import sys
+
+    from gradio_client import Client
+
+    from benchmarks.servers import free_port, start, stop
+    from tests.test_ui import ask, browser_page
+
+    corpus = small_corpus(tmp_path, 6)
+    env = dict(
+        os.environ,
+        ASSISTANT_DATA_DIR=str(tmp_path / "data"),
+        ASSISTANT_BACKEND="extractive",
+        ASSISTANT_CORPUS=json.dumps([str(corpus)]),
+        XDG_STATE_HOME=str(tmp_path / "state"),
+    )
+    env.pop("ASSISTANT_INDEX_IN_BACKGROUND", None)
+    assistant = str(Path(sys.executable).with_name("assistant"))
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    proc = start(
+        [assistant, "serve", "--port", str(port)], url, env=env, timeout=240, log=tmp_path / "app.log"
+    )
+    try:
+        client = Client(url, verbose=False)
+        target = load_papers([corpus])[0][2]
+        question = target.abstract.split(". ")[0] + "?"
+        first = client.predict(question, "(any)", 3, api_name="/ask")
+        assert first["ok"] and not first["refused"], first
+        assert indexing.wait_for(
+            lambda: client.predict(api_name="/stats")["index"]["answering"] == STRONG_EMBEDDER, timeout_s=300
+        ), client.predict(api_name="/stats")
+        with browser_page(url) as page:
+            page.wait_for_function(
+                "t => document.querySelector('#index-status').innerText.includes(t)",
+                arg=f"{STRONG_EMBEDDER} index (6 papers)",
+                timeout=30_000,
+            )
+            answer = ask(page, question)
+            assert "[1]" in answer
+        later = client.predict(question, "(any)", 3, api_name="/ask")
+        assert later["ok"] and later["citations"][0]["paper"]["id"] == target.id, later
+    finally:
+        stop(proc)
+    stats = subprocess.run([assistant, "stats"], env=env, capture_output=True, text=True, check=True)
+    assert f"search: {STRONG_EMBEDDER} index (6 papers)" in stats.stdout
