@@ -206,12 +206,15 @@ class Settings(BaseSettings):
         ge=50,
         description="Prompt budget for the sources given to the LLM (about 4 characters a token).",
     )
-    context_sentences: int = Field(default=3, ge=1, description="Most relevant sentences given per paper.")
-    context_whole: int = Field(
-        default=0,
-        ge=0,
-        description="The top this-many papers are given whole (every sentence) when an abstract fits "
-        "in half of context_tokens; the others by their most relevant sentences.",
+    context_sentences: int = Field(
+        default=2, ge=1, description="Most relevant sentences given of each paper but the top one."
+    )
+    context_top_sentences: int = Field(
+        default=8,
+        ge=1,
+        description="Most relevant sentences given of the top paper (8: most abstracts whole). "
+        "Chosen with `python -m eval.context` on heldout + heldout2: the gold fact reaches the model "
+        "for 0.892 of questions against 0.780 with 3 sentences of every paper, in the same budget.",
     )
     context_papers: int = Field(default=4, ge=1, description="Papers given to the LLM at most.")
     support_threshold: float = Field(

@@ -27,24 +27,21 @@ class Context:
 
 
 def build_context(scored: Sequence[ScoredSentence], hits: Sequence[Hit], settings: Settings) -> Context:
-    """The top `context_whole` papers' whole abstracts (when they fit in half the budget),
-    then the most relevant sentences of each other paper, within the budget. Each abstract
-    is fenced as quoted data; flagged (instruction-like) sentences are never included."""
+    """The most relevant sentences of each paper, the top paper's most generously (the
+    right paper is usually first, and the fact asked for is often in a sentence that
+    is not the closest to the question), within the budget. Each abstract is fenced as
+    quoted data; flagged (instruction-like) sentences are never among them."""
     budget = settings.context_tokens * 4  # characters
     blocks: list[str] = []
     used = 0
     for number, hit in enumerate(hits, start=1):
         mine = [s for s in scored if s.hit is hit]
-        whole = " ".join(s.text for s in sorted(mine, key=lambda s: s.position))
-        if number <= settings.context_whole and len(whole) <= budget // 2:
-            body = whole
-        else:
-            best = sorted(mine, key=lambda s: -s.score)[: settings.context_sentences]
-            best.sort(key=lambda s: s.position)  # keep the abstract's order
-            body = " ".join(s.text for s in best)
+        n = settings.context_top_sentences if number == 1 else settings.context_sentences
+        best = sorted(mine, key=lambda s: -s.score)[:n]
+        best.sort(key=lambda s: s.position)  # keep the abstract's order
         p = hit.paper
         head = _head(number, p)
-        body = body or p.label
+        body = " ".join(s.text for s in best) or p.label
         block = f"{head}\n<<<{body}>>>"
         if blocks and used + len(block) > budget:
             remaining = budget - used - len(head) - 8

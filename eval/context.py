@@ -4,7 +4,7 @@ abstracts given to the model, and whether it is in the context actually sent to 
 (`generate.build_context`), for one or more context settings side by side. No model runs.
 
     python -m eval.context --sets heldout,heldout2,heldout3 \\
-        --variant today: --variant whole1:context_whole=1,context_tokens=700
+        --variant old:context_top_sentences=3,context_sentences=3 --variant wider:context_tokens=500
 
 A variant is NAME:SETTING=VALUE,...; the store is the default configuration's (with the
 EmbeddingGemma index built when it is installed), kept in ~/.cache/assistant/eval-store.
