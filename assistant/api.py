@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,7 @@ from assistant.config import Settings
 from assistant.embed import Embedder, index_embedder
 from assistant.errors import ConfigError
 from assistant.evidence import score_sentences
-from assistant.indexing import Builder, IndexStatus, build, strong_count
+from assistant.indexing import BACKGROUND_BATCH, Builder, IndexStatus, build, strong_count
 from assistant.ingest import IngestReport, ingest
 from assistant.live import Live
 from assistant.plan import Plan, judge
@@ -50,6 +52,7 @@ class Assistant:
         self._strong: Assistant | None = None
         self._strong_problem: str | None = None
         self._builder: Builder | None = None
+        self._asking = 0  # questions being searched or answered now (the builder gives way)
 
     # --- components, created on first use -------------------------------------
     @property
@@ -157,7 +160,10 @@ class Assistant:
         return IndexStatus(answering, n, strong.settings.index_embedder, built, building, problem)
 
     def build_index(
-        self, progress: Callable[[int, int], None] | None = None, stop: threading.Event | None = None
+        self,
+        progress: Callable[[int, int], None] | None = None,
+        stop: threading.Event | None = None,
+        background: bool = False,
     ) -> int:
         """With embedder=auto: embed the papers the strong index lacks (resumable); returns how
         many were added. Search switches to the strong index once it holds every paper."""
@@ -169,7 +175,19 @@ class Assistant:
             )
         strong.settings.resolved_embedder_path()  # not installed: a ConfigError saying how to
         papers = self.live.retriever().catalogue.papers
-        added = build(papers, strong.store, strong.embedder, strong.settings, stop, progress)
+        if background:  # small batches, each started only while no question is in flight
+            added = build(
+                papers,
+                strong.store,
+                strong.embedder,
+                strong.settings,
+                stop,
+                progress,
+                before_batch=lambda: self._wait_for_quiet(stop),
+                batch_size=BACKGROUND_BATCH,
+            )
+        else:
+            added = build(papers, strong.store, strong.embedder, strong.settings, stop, progress)
         if added:
             strong.live.reload()
         return added
@@ -182,9 +200,26 @@ class Assistant:
             return False
         with self._lock:
             if self._builder is None:
-                self._builder = Builder(lambda stop: self.build_index(stop=stop), self.settings.refresh_s)
+                self._builder = Builder(
+                    lambda stop: self.build_index(stop=stop, background=True), self.settings.refresh_s
+                )
             self._builder.start()
         return True
+
+    def _wait_for_quiet(self, stop: threading.Event | None) -> None:
+        """Questions come first: the background build waits while one is being answered."""
+        while self._asking and not (stop is not None and stop.is_set()):
+            time.sleep(0.1)
+
+    @contextmanager
+    def _question(self) -> Iterator[None]:
+        with self._lock:
+            self._asking += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._asking -= 1
 
     def stop_indexing(self) -> None:
         if self._builder is not None:
@@ -218,7 +253,8 @@ class Assistant:
         text = clean_question(question, self.settings.max_question_chars)
         k = check_k(k, self.settings.k, self.settings.max_k)
         wanted = Filters.from_mapping(filters)
-        result = self._ready().search(text, k, wanted, detect)
+        with self._question():
+            result = self._ready().search(text, k, wanted, detect)
         if self.live.notes:
             result = replace(result, notes=(*self.live.notes, *result.notes))
         return result
@@ -251,9 +287,10 @@ class Assistant:
         are generated, a `SentenceChecked` per sentence, and finally the `Answer`."""
         text = clean_question(question, self.settings.max_question_chars)
         answering = answerer(self.settings, self.sentence_embedder, _backend(backend))
-        plan = self.plan(text, k=k, filters=filters, history=history)
-        yield plan.sources()
-        yield from answering.answer(plan)
+        with self._question():
+            plan = self.plan(text, k=k, filters=filters, history=history)
+            yield plan.sources()
+            yield from answering.answer(plan)
 
     def plan(
         self, question: str, k: int | None = None, filters: FilterInput = None, history: History = None

@@ -26,6 +26,7 @@ from assistant.types import Paper
 log = logging.getLogger(__name__)
 
 BATCH = 32  # papers embedded per batch: the most work lost to an interruption
+BACKGROUND_BATCH = 8  # in the app: a question waits at most one such batch (a few seconds)
 LOCK_WAIT_S = 120.0  # a batch waits this long for another process's ingestion
 
 
@@ -71,18 +72,24 @@ def build(
     settings: Settings,
     stop: threading.Event | None = None,
     progress: Callable[[int, int], None] | None = None,
+    before_batch: Callable[[], None] | None = None,
+    batch_size: int = 0,
 ) -> int:
     """Embed and store the papers the index of `settings` lacks; returns how many were added.
-    `progress(done, total)` is called after each batch; `stop` ends the build between batches."""
+    `progress(done, total)` is called after each batch; `stop` ends the build between batches;
+    `before_batch` may wait (the app: until no question is being answered)."""
+    size = batch_size or BATCH
     snapshot = Snapshot(settings.snapshot_dir)
     with writing(settings, store, timeout=LOCK_WAIT_S), store.session() as session:
         existing = sync_snapshot(session, snapshot)
     todo = [p for p in papers if p.id not in existing]
     added = 0
-    for start in range(0, len(todo), BATCH):
+    for start in range(0, len(todo), size):
+        if before_batch is not None:
+            before_batch()
         if stop is not None and stop.is_set():
             break
-        batch = [bounded(p) for p in todo[start : start + BATCH]]
+        batch = [bounded(p) for p in todo[start : start + size]]
         vectors = embedder.encode_documents(batch)  # outside the lock: this is the slow part
         with writing(settings, store, timeout=LOCK_WAIT_S), store.session() as session:
             manifest = snapshot.manifest()
@@ -96,7 +103,7 @@ def build(
                 snapshot.append(session.store_id, len(existing), fresh, vectors[keep])
                 added += len(fresh)
         if progress is not None:
-            progress(min(start + BATCH, len(todo)), len(todo))
+            progress(min(start + size, len(todo)), len(todo))
     if added:
         save_lexical(settings, snapshot)
     return added

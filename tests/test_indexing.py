@@ -96,8 +96,15 @@ def test_an_interrupted_build_resumes_without_embedding_twice(
 def test_the_app_builds_the_strong_index_in_the_background(tmp_path: Path) -> None:
     corpus = small_corpus(tmp_path, 4)
     bot = Assistant(data_dir=tmp_path / "data", corpus=[corpus], backend="extractive", refresh_s=0.2)
+    # A question in flight (its sources shown, its answer not yet read) comes first: the
+    # build does not start a batch until it is done.
+    answering = bot.stream("Which papers study equilibria in games?")
+    assert type(next(answering)).__name__ == "Sources"
     assert bot.start_indexing()
     try:
+        assert not indexing.wait_for(lambda: bot.index_status().strong_papers > 0, timeout_s=4)
+        assert bot.index_status().building
+        answering.close()
         assert indexing.wait_for(lambda: bot.index_status().complete, timeout_s=300)
         assert bot.index_status().answering == STRONG_EMBEDDER
         # Papers ingested while it runs are picked up by the next round.
