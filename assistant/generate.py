@@ -17,7 +17,7 @@ from assistant.config import Settings
 from assistant.evidence import ScoredSentence
 from assistant.llms import Message
 from assistant.text import split_sentences
-from assistant.types import Answer, Hit, Paper, SentenceChecked, TextDelta
+from assistant.types import REFUSAL, Answer, Hit, Paper, SentenceChecked, TextDelta
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,19 @@ def _fixed_prefix(settings: Settings) -> list[Message]:
 
 
 def is_refusal(text: str) -> bool:
-    lowered = text.lower()
+    """Does the model say only that the abstracts do not answer? A sentence does when it is
+    the fixed phrase, or holds a refusal phrase ("no information about …") and cites
+    nothing; a cited sentence that mentions what an abstract leaves out is a claim like any
+    other, and is checked."""
+    return any(_refuses(sentence) for sentence in split_sentences(text))
+
+
+def _refuses(sentence: str) -> bool:
+    lowered = " ".join(sentence.lower().split())
+    if REFUSAL.lower().rstrip(".") in lowered:
+        return True
+    if re.search(r"\[\d+(?:\s*[,;]\s*\d+)*\]", sentence):
+        return False
     return any(marker in lowered for marker in prompts.REFUSAL_MARKERS)
 
 

@@ -79,23 +79,44 @@ class Lookup:
         return self.real.encode_query(text)
 
 
-def scifact_vectors(embedder: Embedder) -> tuple[list, np.ndarray]:
+def scifact_vectors(embedder: Embedder, first: int = 0) -> tuple[list, np.ndarray]:
     """SciFact's 5,183 abstracts embedded as the index would (document prompt, token cap),
-    cached; a long run saves its progress every 256 abstracts and resumes from there."""
+    cached; a long run saves its progress every 256 abstracts and resumes from there.
+    `first`: only the first `first` abstracts plus every abstract relevant to a train or
+    test claim (a subset for embedders too slow for the whole corpus on 2 cores)."""
     papers, _ = load_papers([SCIFACT / "corpus.jsonl"])
     CACHE.mkdir(parents=True, exist_ok=True)
     profile = embedder.profile
     tag = hashlib.sha256(f"{profile.document_prompt}|{profile.max_tokens}".encode()).hexdigest()[:8]
-    path = CACHE / f"scifact-{len(papers)}-{embedder.name}-{tag}.npy"
-    if path.exists():
-        return papers, np.load(path)
-    partial = path.with_suffix(".partial.npy")
+    full = CACHE / f"scifact-{len(papers)}-{embedder.name}-{tag}.npy"
+    partial = full.with_suffix(".partial.npy")
+    if first:
+        relevant: set[str] = set()
+        for split in ("train", "test"):
+            with (SCIFACT / "qrels" / f"{split}.tsv").open() as f:
+                relevant |= {line.split("\t")[1] for line in f.read().splitlines()[1:] if line.strip()}
+        rest = [p for p in papers[first:] if p.external_id in relevant]
+        path = CACHE / f"scifact-first{first}-{embedder.name}-{tag}.npy"
+        if path.exists():
+            return papers[:first] + rest, np.load(path)
+        if full.exists():
+            head = np.load(full)[:first]
+        elif partial.exists() and len(np.load(partial)) >= first:
+            head = np.load(partial)[:first]
+        else:
+            head = embedder.encode_documents(papers[:first])
+        say(f"(embedding {len(rest)} relevant SciFact abstracts beyond the first {first}; cached in {path})")
+        vectors = np.concatenate([head, embedder.encode_documents(rest)])
+        np.save(path, vectors)
+        return papers[:first] + rest, vectors
+    if full.exists():
+        return papers, np.load(full)
     done = np.load(partial) if partial.exists() else np.zeros((0, embedder.dim), dtype=np.float32)
-    say(f"(embedding {len(papers) - len(done)} SciFact abstracts once; cached in {path})")
+    say(f"(embedding {len(papers) - len(done)} SciFact abstracts once; cached in {full})")
     for start in range(len(done), len(papers), 256):
         done = np.concatenate([done, embedder.encode_documents(papers[start : start + 256])])
         np.save(partial, done)
-    np.save(path, done)
+    np.save(full, done)
     partial.unlink(missing_ok=True)
     return papers, done
 

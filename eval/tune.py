@@ -1,7 +1,7 @@
 """Tune fusion with the retriever's own code, cross-validated.
 
     python -m eval.tune                                  # the bundled all-MiniLM-L6-v2
-    python -m eval.tune --embedder embeddinggemma-300m   # the strong index of embedder=auto
+    python -m eval.tune --embedder embeddinggemma-300m --scifact-first 1536   # a subset: ~2,000 abstracts
 
 Dense and BM25 candidates come from `assistant.retrieve.candidates` and are combined
 by `assistant.retrieve.fuse`, exactly as `Assistant.search` does (the top
@@ -84,9 +84,9 @@ GRID: dict[str, Fusion] = {
 }
 
 
-def build(embedder: Embedder) -> tuple[list[Query], list[Query]]:
+def build(embedder: Embedder, first: int = 0) -> tuple[list[Query], list[Query]]:
     """(tuning pool: SciFact train + our questions, SciFact test)."""
-    papers, vectors = scifact_vectors(embedder)
+    papers, vectors = scifact_vectors(embedder, first)
     lexical = LexicalIndex.build(papers)
     ext = [p.external_id or "" for p in papers]
     pools: dict[str, list[Query]] = {}
@@ -118,10 +118,19 @@ def build(embedder: Embedder) -> tuple[list[Query], list[Query]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--embedder", default="all-minilm-l6-v2", help="the index's embedder")
+    parser.add_argument(
+        "--scifact-first",
+        type=int,
+        default=0,
+        help="SciFact subset: the first N abstracts + every relevant one (0: all 5,183)",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     embedder = index_embedder(Settings(embedder=args.embedder))
-    tuning, test = build(embedder)
+    tuning, test = build(embedder, args.scifact_first)
+    print(
+        f"SciFact corpus: {len(test[0].ids)} abstracts; our questions: {sum(q.pool == 'own' for q in tuning)}"
+    )
     rng = random.Random(0)
     order = tuning[:]
     rng.shuffle(order)

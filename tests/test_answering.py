@@ -230,3 +230,22 @@ def test_worked_example_is_a_fixed_turn_before_the_question(bot) -> None:  # typ
             assert "PrivateSeal" not in SCRIPTED.calls[0][1]["content"]
             assert SCRIPTED.calls[0][2]["content"] == EXAMPLE_ANSWER
             assert EXAMPLE_ANSWER.count("[1]") == 2
+
+
+def test_a_cited_sentence_mentioning_missing_information_is_kept(bot) -> None:
+    """Only a sentence that says nothing but "not found" is a refusal: one that cites its
+    abstract and merely contains "no information about" is a claim, checked and kept."""
+    from assistant.generate import is_refusal
+
+    assert is_refusal("I could not find this in the indexed abstracts.")
+    assert is_refusal("The abstracts provide no information about the learning rate.")
+    kept = "The abstract gives no information about its runtime, but PrivateSeal is a watermarking framework for pre-existing images [1]."
+    assert not is_refusal(kept)
+    SCRIPTED.script(
+        "PrivateSeal is a watermarking framework for pre-existing images under diffusion-based "
+        "transformations, though the abstract gives no information about its runtime [1]."
+    )
+    answer = final(events(bot, "What is PrivateSeal?"))
+    assert not answer.refused and not answer.fallback
+    assert "watermarking framework for pre-existing images" in answer.text
+    assert [c.paper.id for c in answer.citations] == [paper_id(bot, PRIVATESEAL)]
