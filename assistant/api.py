@@ -14,10 +14,10 @@ from assistant import registry
 from assistant.answerers import answerer, backend_names
 from assistant.catalogue import Catalogue, Stats
 from assistant.config import Settings
-from assistant.embed import Embedder, index_embedder
+from assistant.embed import Embedder
 from assistant.errors import ConfigError
 from assistant.evidence import score_sentences
-from assistant.indexing import BACKGROUND_BATCH, Builder, IndexStatus, build, strong_count
+from assistant.indexing import BACKGROUND_BATCH, Builder, IndexStatus, build, index_embedder, strong_count
 from assistant.ingest import IngestReport, ingest
 from assistant.live import Live
 from assistant.plan import Plan, judge

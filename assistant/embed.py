@@ -17,7 +17,6 @@ from assistant.errors import ConfigError
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-    from assistant.config import Settings
     from assistant.types import Paper
 
 # A stray hub id must fail at once instead of retrying a download for a minute.
@@ -136,15 +135,6 @@ class Embedder:
                     self._cache.clear()
                 self._cache.update(zip(missing, vectors))
         return np.stack([found[t] for t in texts])  # type: ignore[misc]
-
-
-def index_embedder(settings: Settings) -> Embedder:
-    """The embedder of the index of `settings`, with its search profile (a custom model
-    folder gets no prompts and the default share)."""
-    profile = Profile() if settings.embedder_path is not None else PROFILES[settings.index_embedder]
-    return Embedder(
-        settings.resolved_embedder_path(), settings.embed_batch_size, settings.torch_threads, profile
-    )
 
 
 def _one_line(text: str | None) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from assistant.config import Settings
-from assistant.embed import Embedder
+from assistant.embed import PROFILES, Embedder, Profile
 from assistant.ingest import save_lexical, sync_snapshot, writing
 from assistant.snapshot import Snapshot
 from assistant.store import VectorStore, bounded
@@ -57,6 +57,15 @@ class IndexStatus:
             f"search: {self.answering} index; {self.strong} index {self.strong_papers}/{self.papers} "
             f"papers, {state}"
         )
+
+
+def index_embedder(settings: Settings) -> Embedder:
+    """The embedder of the index of `settings`, with its search profile (a custom model
+    folder gets no prompts and the default share)."""
+    profile = Profile() if settings.embedder_path is not None else PROFILES[settings.index_embedder]
+    return Embedder(
+        settings.resolved_embedder_path(), settings.embed_batch_size, settings.torch_threads, profile
+    )
 
 
 def strong_count(settings: Settings) -> int:

@@ -27,7 +27,8 @@ import numpy as np
 
 from assistant.config import DEFAULT_SEEDS, Settings
 from assistant.corpus import load_papers
-from assistant.embed import Embedder, index_embedder
+from assistant.embed import Embedder
+from assistant.indexing import index_embedder
 from assistant.lexical import LexicalIndex
 from assistant.retrieve import Fusion, candidates, fuse
 from benchmarks.run import scifact_vectors
