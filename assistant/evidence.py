@@ -182,7 +182,10 @@ DETAILS: tuple[Detail, ...] = (
     Detail(
         "which model was used",
         _re(
-            r"\b(?:which|what)\s+(?:of\s+the\s+)?(?:[\w-]+\s+){0,3}?(?:llms?|(?:large\s+)?language\s+models?"
+            # No determiner between: "what a fine-tuned language model memorised" is not a question
+            # about which model.
+            r"\b(?:which|what)\s+(?:of\s+the\s+)?(?:(?!(?:a|an|the|this|that|its|their)\b)[\w-]+\s+){0,3}?"
+            r"(?:llms?|(?:large\s+)?language\s+models?"
             r"|base\s+models?|backbones?|foundation\s+models?|pre-?trained\s+models?)\b"
         ),
         re.compile(

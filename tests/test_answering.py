@@ -249,3 +249,16 @@ def test_a_cited_sentence_mentioning_missing_information_is_kept(bot) -> None:
     assert not answer.refused and not answer.fallback
     assert "watermarking framework for pre-existing images" in answer.text
     assert [c.paper.id for c in answer.citations] == [paper_id(bot, PRIVATESEAL)]
+
+
+def test_a_question_mentioning_a_language_model_is_not_read_as_asking_which_model(bot) -> None:
+    """"what a fine-tuned language model memorised" names no detail to report; the detail
+    rule "which model was used" once refused it although the right paper was first."""
+    question = "Is there a paper on auditing what a fine-tuned language model memorised?"
+    answer = bot.ask(question, backend="extractive")
+    assert not answer.refused, answer.reason
+    auditing = paper_id(bot, "Narrowly finetuned language models memorize implanted content verbatim")
+    assert answer.citations[0].paper.id == auditing
+    assert bot.plan("Which pretrained language model do the P2P authors fine-tune?").verdict.missing == (
+        "which model was used"
+    )
