@@ -102,11 +102,20 @@ class Live:
         lexical = LexicalIndex.open(self.settings.lexical_dir, catalogue.papers)
         return HybridRetriever(self.settings, self._embedder(), catalogue, lexical), loaded
 
-    def _swap(self, manifest: Manifest, retriever: HybridRetriever, loaded: Loaded) -> None:
+    def _swap(
+        self,
+        manifest: Manifest,
+        retriever: HybridRetriever,
+        loaded: Loaded,
+        stamp: tuple[int, int] | None = None,
+    ) -> None:
+        """Answer from `retriever` from now on. `stamp` is the snapshot's stamp read *before*
+        `manifest` was: a writer that published meanwhile changed the stamp again, so the
+        next check loads its papers (the stamp read here, after, could hide them for good)."""
         with self._lock:
             replaced = self._manifest is not None and manifest.store_id != self._manifest.store_id
             self._retriever, self._loaded, self._manifest = retriever, loaded, manifest
-            self._stamp = self.snapshot.stamp()
+            self._stamp = stamp
             self._checked = time.monotonic()
             self.notes = (
                 (f"the store was replaced while this app was running; it now holds {manifest.count} papers",)
@@ -138,14 +147,14 @@ class Live:
             self._stamp = stamp
             return
         if force:  # this process wrote: its caller waits for its own papers
-            self._update(manifest)
+            self._update(manifest, stamp)
         elif self._worker is None or not self._worker.is_alive():
             # Another process wrote: questions go on with what is loaded while the new
             # catalogue and lexical index are built beside it, then swapped in.
-            self._worker = threading.Thread(target=self._update, args=(manifest,), daemon=True)
+            self._worker = threading.Thread(target=self._update, args=(manifest, stamp), daemon=True)
             self._worker.start()
 
-    def _update(self, manifest: Manifest) -> None:
+    def _update(self, manifest: Manifest, stamp: tuple[int, int] | None = None) -> None:
         with self._build_lock:
             current = self._manifest
             same_store = current is not None and manifest.store_id == current.store_id
@@ -156,11 +165,11 @@ class Live:
                 built = self._build(manifest, known)
             except OSError:  # a compaction removed segments meanwhile: load from scratch
                 latest = self.snapshot.manifest() or manifest
-                built, manifest = self._build(latest, None), latest
+                built, manifest, stamp = self._build(latest, None), latest, None
             except Exception:  # never let a background build take the app down
                 log.exception("could not load the new papers; will try again")
                 return
-            self._swap(manifest, *built)
+            self._swap(manifest, *built, stamp)
 
     def _follow_server(self, now: float, force: bool) -> None:
         """A Chroma server may be written by other machines: compare its count now and then."""
