@@ -53,6 +53,7 @@ class Assistant:
         self._strong_problem: str | None = None
         self._builder: Builder | None = None
         self._asking = 0  # questions being searched or answered now (the builder gives way)
+        self._built: tuple[int, float] | None = None  # (strong index papers, when read)
 
     # --- components, created on first use -------------------------------------
     @property
@@ -104,9 +105,23 @@ class Assistant:
         strong = self.strong
         if strong is None or not self._strong_usable():
             return fast
-        if strong_count(strong.settings) < len(fast.catalogue) or not len(fast.catalogue):
+        if not self._strong_complete(len(fast.catalogue)):
             return fast
         return strong.live.retriever()
+
+    def _strong_built(self) -> int:
+        """Papers in the strong index: its snapshot manifest, read at most once per
+        `refresh_s` (searches ask for it on every question)."""
+        strong = self.strong
+        if strong is None:
+            return 0
+        now = time.monotonic()
+        if self._built is None or now - self._built[1] >= self.settings.refresh_s:
+            self._built = (strong_count(strong.settings), now)
+        return self._built[0]
+
+    def _strong_complete(self, papers: int) -> bool:
+        return self._strong_usable() and papers > 0 and self._strong_built() >= papers
 
     def _strong_usable(self) -> bool:
         """Is the strong embedder installed? (Asked once; the reason is kept for `index_status`.)"""
@@ -149,8 +164,8 @@ class Assistant:
         if strong is None:
             return IndexStatus(self.settings.index_embedder, n)
         usable = self._strong_usable()
-        built = strong_count(strong.settings)
-        answering = strong.settings.index_embedder if usable and n and built >= n else fast.embedder_name
+        built = self._strong_built()
+        answering = strong.settings.index_embedder if self._strong_complete(n) else fast.embedder_name
         building = self._builder is not None and self._builder.busy
         problem = (
             None if usable else "not installed: `python -m assistant.models install embeddinggemma-300m`"
@@ -188,6 +203,7 @@ class Assistant:
             )
         else:
             added = build(papers, strong.store, strong.embedder, strong.settings, stop, progress)
+        self._built = None  # count it again at the next question
         if added:
             strong.live.reload()
         return added
