@@ -17,8 +17,17 @@ from assistant.config import Settings
 from assistant.embed import Embedder
 from assistant.errors import ConfigError
 from assistant.evidence import score_sentences
-from assistant.indexing import BACKGROUND_BATCH, Builder, IndexStatus, build, index_embedder, strong_count
+from assistant.indexing import (
+    BACKGROUND_BATCH,
+    Builder,
+    IndexStatus,
+    build,
+    index_embedder,
+    mirror,
+    strong_count,
+)
 from assistant.ingest import IngestReport, ingest
+from assistant.library import RemoveReport, remove
 from assistant.live import Live
 from assistant.plan import Plan, judge
 from assistant.questions import History, clean_question, standalone
@@ -54,6 +63,7 @@ class Assistant:
         self._builder: Builder | None = None
         self._asking = 0  # questions being searched or answered now (the builder gives way)
         self._built: tuple[int, float] | None = None  # (strong index papers, when read)
+        self._mirrored: str | None = None  # the fast snapshot the strong index last followed
 
     # --- components, created on first use -------------------------------------
     @property
@@ -121,7 +131,7 @@ class Assistant:
         return self._built[0]
 
     def _strong_complete(self, papers: int) -> bool:
-        return self._strong_usable() and papers > 0 and self._strong_built() >= papers
+        return self._strong_usable() and papers > 0 and self._strong_built() == papers
 
     def _strong_usable(self) -> bool:
         """Is the strong embedder installed? (Asked once; the reason is kept for `index_status`.)"""
@@ -147,14 +157,49 @@ class Assistant:
 
     # --- public API -----------------------------------------------------------
     def ingest(
-        self, paths: Iterable[Path | str], strict: bool = False, progress: bool = False
+        self,
+        paths: Iterable[Path | str],
+        strict: bool = False,
+        progress: bool = False,
+        sync: bool = False,
     ) -> IngestReport:
-        """Add the papers of these files or folders; already stored ones are skipped."""
-        report = ingest(list(paths), self.store, self.embedder, self.settings, strict, progress)
-        self.live.reload()
+        """Add the papers of these files or folders; already stored ones are skipped, and a
+        record whose abstract changed (same id, key or DOI) replaces its old version. With
+        `sync`, the papers of these files that are no longer in them are removed too (a
+        named file that no longer exists counts as empty)."""
+        report = ingest(list(paths), self.store, self.embedder, self.settings, strict, progress, sync=sync)
+        self._after_change()
         if report.added:
             registry.remember(self.settings.data_dir, self.settings.chroma_url, self.catalogue.n, own=True)
         return report
+
+    def remove(self, paths: Iterable[Path | str] = (), ids: Iterable[str] = ()) -> RemoveReport:
+        """Remove the papers of these files (a paper also in another file keeps that source
+        and stays) and the papers named by `ids` (paper id, record id or BibTeX key, DOI).
+        A running app stops returning them within `refresh_s`."""
+        report = remove(self.store, self.settings, paths, ids)
+        self._after_change()
+        return report
+
+    def _after_change(self) -> None:
+        """This process wrote the fast index: load it, and make the strong index follow."""
+        self.live.reload()
+        self._follow_fast()
+
+    def _follow_fast(self) -> None:
+        """The strong index drops what the fast one removed and copies changed metadata
+        (nothing is embedded); done once per new fast snapshot."""
+        strong = self.strong
+        if strong is None:
+            return
+        self.live.reload()  # the newest fast snapshot (the papers the strong index must hold)
+        papers, key = self.live.current()
+        if key is None or key == self._mirrored:
+            return
+        if mirror(papers, strong.store, strong.settings):
+            strong.live.reload()
+        self._mirrored = key
+        self._built = None
 
     def index_status(self) -> IndexStatus:
         """Which index answers searches now, and how far the strong index is built."""
@@ -189,6 +234,7 @@ class Assistant:
                 "set ASSISTANT_EMBEDDER=auto"
             )
         strong.settings.resolved_embedder_path()  # not installed: a ConfigError saying how to
+        self._follow_fast()
         papers = self.live.retriever().catalogue.papers
         if background:  # small batches, each started only while no question is in flight
             added = build(
@@ -267,6 +313,12 @@ class Assistant:
     ) -> SearchResult:
         """The k best papers for a question, with filters from `filters` and the question."""
         text = clean_question(question, self.settings.max_question_chars)
+        return self._search(text, k, filters, detect)
+
+    def _search(
+        self, text: str, k: int | None, filters: FilterInput, detect: bool | None = None
+    ) -> SearchResult:
+        """`search` for a question already checked (a follow-up joined with its history)."""
         k = check_k(k, self.settings.k, self.settings.max_k)
         wanted = Filters.from_mapping(filters)
         with self._question():
@@ -313,8 +365,11 @@ class Assistant:
     ) -> Plan:
         """Standalone question -> search -> route -> evidence -> verdict."""
         retriever = self._ready()
-        alone = standalone(question, history, retriever.is_key_term)
-        result = self.search(alone.retrieval, k=k, filters=filters)
+        question = clean_question(question, self.settings.max_question_chars)
+        alone = standalone(question, history, retriever.is_key_term, self.settings.max_question_chars)
+        result = self._search(alone.retrieval, k, filters)
+        if alone.note:
+            result = replace(result, notes=(*result.notes, alone.note))
         route = decide(alone.question, result, retriever.catalogue, retriever.lexical.df)
         cover: tuple[str, ...] = ()
         if route.kind == "comparison":

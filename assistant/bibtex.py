@@ -52,7 +52,7 @@ from bibtexparser.model import (
     ParsingFailedBlock,
 )
 
-from assistant.corpus import Problem, ProblemSink, record_to_paper
+from assistant.corpus import Problem, ProblemSink, record_to_paper, warner
 from assistant.text import fold
 from assistant.types import Paper
 
@@ -78,6 +78,7 @@ _INHERITED = tuple(
 _CONTAINER_TYPES = frozenset({"proceedings", "mvproceedings", "book", "mvbook", "collection", "periodical"})
 _LATEX_SIGNIFICANT = re.compile(r"[\\{}$%&~^_#\"`<>]|--|''|!`|\?`")
 _KEY_IN_RAW = re.compile(r"@\s*(\w+)\s*[{(]\s*([^,\s}]+)")
+_BARE_PERCENT = re.compile(r"(?<!\\)%")
 _DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE)
 _YEAR = re.compile(r"\b(1\d{3}|20\d{2})\b")
 _CSL_MARKUP = re.compile(r"</?(?:i|b|sup|sub|sc|span)(?:\s[^>]*)?>", re.IGNORECASE)
@@ -185,7 +186,9 @@ class _DecodeLatex(LatexDecodingMiddleware):
         # decodes to itself, and most exported names, venues and abstracts are such text.
         if not _LATEX_SIGNIFICANT.search(python_string):
             return python_string, ""
-        return super()._transform_python_value_string(python_string)
+        # Inside an entry's braces or quotes a bare `%` is text ("90% of weights"), as BibTeX
+        # itself reads it; pylatexenc would take it for a comment and cut the rest of the line.
+        return super()._transform_python_value_string(_BARE_PERCENT.sub(r"\\%", python_string))
 
     def _decode_person(self, person: Any, errors: list[str]) -> Any:
         if isinstance(person, NameParts):
@@ -252,7 +255,7 @@ def read_bibtex(path: Path, text: str, sink: ProblemSink) -> Iterator[Paper]:
                 sink(Problem(str(path), line, f"entry {entry.key} has no abstract; skipped"))
             continue
         try:
-            yield record_to_paper(_bib_record(entry, fields), f"{path.name}:{line}")
+            yield record_to_paper(_bib_record(entry, fields), f"{path.name}:{line}", warner(path, line, sink))
         except ValueError as exc:
             sink(Problem(str(path), line, f"entry {entry.key}: {exc}"))
 
@@ -328,6 +331,7 @@ def _bib_record(entry: Entry, fields: dict[str, Any]) -> dict[str, Any]:
         "venue": venue,
         "year": text("year") or text("date"),
         "url": text("url") or (_doi_url(doi) if doi else None),
+        "doi": doi,
         "topic": _keywords(text("keywords")),
         "comment": text("note"),
     }
@@ -396,7 +400,7 @@ def read_csl_json(path: Path, text: str, sink: ProblemSink) -> Iterator[Paper]:
             sink(Problem(str(path), line, f"entry {key} has no abstract; skipped"))
             continue
         try:
-            yield record_to_paper(_csl_record(item), f"{path.name}:{line}")
+            yield record_to_paper(_csl_record(item), f"{path.name}:{line}", warner(path, line, sink))
         except ValueError as exc:
             sink(Problem(str(path), line, f"entry {key}: {exc}"))
 
@@ -471,13 +475,24 @@ def _csl_record(item: dict[str, Any]) -> dict[str, Any]:
         "id": item.get("id") or item.get("citation-key"),
         "title": text("title"),
         "abstract": item.get("abstract"),
-        "authors": [n for n in (_csl_name(a) for a in item.get("author") or []) if n],
+        "authors": _csl_authors(item.get("author")),
         "venue": venue,
         "year": _csl_year(item.get("issued")),
         "url": text("URL") or text("url") or (_doi_url(doi) if doi else None),
+        "doi": doi,
         "topic": _keywords(keywords if isinstance(keywords, str) else None),
         "comment": text("note"),
     }
+
+
+def _csl_authors(value: Any) -> Any:
+    """A list of CSL names; a plain string ("A. Smith and B. Jones") is split like any
+    other author field (iterating it would give single letters)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        value = [value]
+    return [n for n in (_csl_name(a) for a in value or []) if n]
 
 
 def _csl_name(person: Any) -> str | None:
@@ -549,7 +564,7 @@ def to_bibtex(papers: Iterable[Paper], abstracts: bool = False) -> str:
             fields.append((venue_field, _latex(paper.venue)))
         if paper.year:
             fields.append(("year", str(paper.year)))
-        doi = _doi_of(paper.url)
+        doi = paper.doi or _doi_of(paper.url)
         if doi:
             fields.append(("doi", _verbatim(doi)))
         if paper.url:

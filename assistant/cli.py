@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from assistant.errors import EXIT_CODES, AssistantError, kind_of
+from assistant.errors import EXIT_CODES, AssistantError, CorpusError, kind_of
 from assistant.results import answer_json, search_json
 
 
@@ -38,10 +38,28 @@ def _add_filter_args(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="assistant", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("ingest", help="add papers from files or folders (resumable)")
+    p = sub.add_parser("ingest", help="add or update papers from files or folders (resumable)")
     p.add_argument("paths", nargs="+", type=Path)
     p.add_argument("--strict", action="store_true", help="ingest nothing if any record is malformed")
+    p.add_argument(
+        "--sync",
+        action="store_true",
+        help="also remove the papers of these files that are no longer in them (a file that "
+        "no longer exists counts as empty)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p = sub.add_parser(
+        "remove", help="remove the papers of files (kept if also in another file), or papers by id"
+    )
+    p.add_argument("paths", nargs="*", type=Path, help="files whose papers to remove (need not exist)")
+    p.add_argument(
+        "--id",
+        dest="ids",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="a paper id, record id or BibTeX key, or DOI (repeat for more)",
+    )
     p = sub.add_parser(
         "index", help="build the EmbeddingGemma index beside the fast one (embedder=auto; resumable)"
     )
@@ -108,13 +126,30 @@ def _run(args: argparse.Namespace) -> int:
         return int(mcp_main(list(args.args)) or 0)
     bot = Assistant()
     if args.command == "ingest":
-        report = bot.ingest(args.paths, strict=args.strict, progress=not args.quiet)
+        report = bot.ingest(args.paths, strict=args.strict, progress=not args.quiet, sync=args.sync)
         for problem in report.problems:
-            print(f"skipped {problem}", file=sys.stderr)
+            print(f"{'note' if problem.kept else 'skipped'} {problem}", file=sys.stderr)
+        for note in report.notes:
+            print(f"note: {note}", file=sys.stderr)
         print(report.summary())
         print(bot.stats().line())
         print(bot.index_status().line())
+        if report.refused_files:  # a whole file was not read: say so in the exit status too
+            print(
+                f"error: nothing was read from {len(report.refused_files)} file(s), listed above",
+                file=sys.stderr,
+            )
+            return 1
         return 0
+    if args.command == "remove":
+        if not args.paths and not args.ids:
+            raise CorpusError("name the files whose papers to remove, or give --id ID")
+        removal = bot.remove(paths=args.paths, ids=args.ids)
+        for label in removal.removed:
+            print(f"removed: {label}")
+        print(removal.summary())
+        print(bot.stats().line())
+        return 2 if removal.unknown and not removal.removed else 0
     if args.command == "index":
         return _index(bot, quiet=args.quiet)
     if args.command == "search":

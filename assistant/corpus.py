@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.errors import CorpusError
-from assistant.text import fold, make_label, paper_id
+from assistant.text import fold, has_word_characters, make_label, normalize_doi, paper_id, strip_controls
 from assistant.types import Paper
 
 SUPPORTED_SUFFIXES = (".txt", ".jsonl", ".json", ".csv", ".bib")
@@ -42,12 +42,20 @@ class Problem:
     file: str
     line: int
     message: str
+    kept: bool = False  # a note: the record was ingested, with what the message says changed
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: {self.message}"
 
 
 ProblemSink = Callable[[Problem], None]
+Warn = Callable[[str], None]
+
+FIRST_YEAR = 1600  # earlier years are typing mistakes, not papers
+
+
+def last_year() -> int:
+    return time.gmtime().tm_year + 1
 
 
 FORMATS = (
@@ -112,13 +120,14 @@ def load_papers(paths: Iterable[Path | str], strict: bool = False) -> tuple[list
 def merge(old: Paper, new: Paper) -> Paper:
     """The same abstract seen twice: keep the first's fields, fill gaps, join sources."""
     filled: dict[str, Any] = {}
-    for name in ("title", "venue", "year", "area", "subarea", "comment", "url", "external_id"):
+    for name in ("title", "venue", "year", "area", "subarea", "comment", "url", "external_id", "doi"):
         if getattr(old, name) in (None, "") and getattr(new, name) not in (None, ""):
             filled[name] = getattr(new, name)
     if not old.authors and new.authors:
         filled["authors"] = new.authors
     sources = old.sources + tuple(s for s in new.sources if s not in old.sources)
-    return replace(old, sources=sources, **filled)
+    keys = old.keys + tuple(k for k in new.keys if k not in old.keys)
+    return replace(old, sources=sources, keys=keys, **filled)
 
 
 SETTLE_S = 1.0  # a file modified this recently may still be being written: wait until it is quiet
@@ -164,19 +173,19 @@ def read_file(path: Path, sink: ProblemSink) -> Iterator[Paper]:
     except OSError as exc:
         sink(Problem(str(path), 0, f"cannot read the file: {exc.strerror or exc}"))
         return
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
+    text = decode(path, raw, sink)
+    if text is None:
+        return
+    text, removed = strip_controls(text)
+    if removed:
         sink(
             Problem(
                 str(path),
-                line,
-                f"not UTF-8 (byte 0x{raw[exc.start]:02x}); convert it, e.g. "
-                f"`iconv -f latin1 -t utf-8 {path.name} > fixed{path.suffix}`",
+                0,
+                f"{removed} control character(s) (NUL, bidirectional overrides, …) removed from the file",
+                kept=True,
             )
         )
-        return
     if not text.strip():
         sink(Problem(str(path), 0, "the file is empty"))
         return
@@ -204,6 +213,40 @@ def read_file(path: Path, sink: ProblemSink) -> Iterator[Paper]:
         yield from _read_listing(path, text, sink)
 
 
+def decode(path: Path, raw: bytes, sink: ProblemSink) -> str | None:
+    """UTF-8 (with or without a BOM); else the encoding charset-normalizer detects, said
+    in a note; else None, with a problem saying how to convert the file."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        byte = raw[exc.start]
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(raw).best()
+    if best is None or best.encoding in ("utf_8", "utf-8"):
+        sink(
+            Problem(
+                str(path),
+                0,
+                f"not UTF-8 (byte 0x{byte:02x} on line {line}) and no other encoding fits; nothing "
+                "from this file was ingested: convert it, e.g. "
+                f"`iconv -f latin1 -t utf-8 {path.name} > fixed{path.suffix}`",
+            )
+        )
+        return None
+    sink(
+        Problem(
+            str(path),
+            line,
+            f"not UTF-8 (byte 0x{byte:02x}); read as {best.encoding} (detected). If accents look wrong, "
+            f"convert the file to UTF-8 and ingest it again",
+            kept=True,
+        )
+    )
+    return str(best).lstrip("\ufeff")
+
+
 # --- structured records (JSONL, CSV) -------------------------------------------
 
 _FIELD_ALIASES = {
@@ -214,6 +257,7 @@ _FIELD_ALIASES = {
     "venue": ("venue", "conference", "journal"),
     "year": ("year",),
     "url": ("url", "link", "pdf_url"),
+    "doi": ("doi",),
     "comment": ("comment", "comments", "note"),
     "topic": ("topic", "topics", "area"),
     "subarea": ("subarea", "subtopic"),
@@ -229,8 +273,55 @@ def _pick(record: dict[str, Any], key: str) -> Any:
     return None
 
 
-def record_to_paper(record: dict[str, Any], source: str) -> Paper:
-    """Turn one JSON/CSV record into a Paper; raises ValueError with a readable reason."""
+def record_keys(file: str, external: str | None, doi: str | None) -> tuple[str, ...]:
+    """A record's identities within its file: its id and its DOI (either one, kept across
+    an edit, makes the new version replace the old)."""
+    keys = []
+    if external:
+        keys.append(f"{file}#id:{external}")
+    if doi:
+        keys.append(f"{file}#doi:{doi}")
+    return tuple(keys)
+
+
+def stored_keys(paper: Paper) -> tuple[str, ...]:
+    """`paper.keys`; for papers stored before keys were kept, derived from its id and files."""
+    if paper.keys:
+        return paper.keys
+    return tuple(k for f in paper.files for k in record_keys(f, paper.external_id, paper.doi))
+
+
+def _clean(value: Any, name: str, warn: Warn | None) -> Any:
+    if isinstance(value, str):
+        cleaned, removed = strip_controls(value)
+        if removed and warn is not None:
+            warn(f"{removed} control character(s) (NUL, bidirectional overrides, …) removed from the {name}")
+        return cleaned
+    if isinstance(value, list):
+        return [_clean(v, name, warn) for v in value]
+    return value
+
+
+def parse_year(value: Any, warn: Warn | None = None) -> int | None:
+    """'2024', '2024-05-01', 2024 -> 2024; a year outside 1600…next year is reported and dropped."""
+    if value in (None, ""):
+        return None
+    match = re.match(r"\s*(\d+)", str(value))
+    if match is None:
+        raise ValueError(f"year {value!r} is not a number")
+    year = int(match.group(1))
+    if not FIRST_YEAR <= year <= last_year():
+        if warn is not None:
+            warn(f"year {value!r} is outside {FIRST_YEAR}…{last_year()}; stored without a year")
+        return None
+    return year
+
+
+def record_to_paper(record: dict[str, Any], source: str, warn: Warn | None = None) -> Paper:
+    """Turn one JSON/CSV record into a Paper; raises ValueError with a readable reason.
+    `warn` hears what was changed in a record that is kept (control characters removed,
+    an impossible year dropped)."""
+    record = {k: _clean(v, str(k), warn) for k, v in record.items()}
     abstract = _pick(record, "abstract")
     if not isinstance(abstract, str) or not abstract.strip():
         raise ValueError("the record has no abstract (expected a field 'abstract' or 'text')")
@@ -240,14 +331,12 @@ def record_to_paper(record: dict[str, Any], source: str) -> Paper:
             f"{MAX_RECORD_CHARS:,} allowed: is this a whole paper rather than an abstract?"
         )
     abstract = abstract.strip()
+    if not has_word_characters(abstract):
+        raise ValueError("the abstract has no letters or digits (only symbols, emoji or spaces)")
     title = _pick(record, "title")
     title = str(title).strip() if title not in (None, "") else None
     authors = parse_authors(_pick(record, "authors"))
-    year = _pick(record, "year")
-    try:
-        year_int = int(str(year).strip()[:4]) if year not in (None, "") else None
-    except ValueError:
-        raise ValueError(f"year {year!r} is not a number") from None
+    year_int = parse_year(_pick(record, "year"), warn)
     area, subarea = split_topic(_pick(record, "topic"))
     if _pick(record, "subarea"):
         subarea = str(_pick(record, "subarea")).strip()
@@ -265,7 +354,13 @@ def record_to_paper(record: dict[str, Any], source: str) -> Paper:
         venue_s = venue_s or c_venue
         year_int = year_int or c_year
     external = _pick(record, "id")
+    external_s = str(external).strip() if external not in (None, "") else None
     url = _pick(record, "url")
+    raw_doi = _pick(record, "doi")
+    doi = normalize_doi(str(raw_doi)) if raw_doi else None
+    if doi is None and url:
+        doi = normalize_doi(str(url)) if re.match(r"https?://(dx\.)?doi\.org/", str(url)) else None
+    file = source.rpartition(":")[0] or source
     return Paper(
         id=paper_id(abstract),
         label=title or make_label(abstract),
@@ -277,9 +372,11 @@ def record_to_paper(record: dict[str, Any], source: str) -> Paper:
         area=area,
         subarea=subarea,
         comment=comment,
-        url=str(url) if url else None,
-        external_id=str(external) if external not in (None, "") else None,
+        url=str(url) if url else (f"https://doi.org/{doi}" if doi else None),
+        external_id=external_s,
         sources=(source,),
+        doi=doi,
+        keys=record_keys(file, external_s, doi),
     )
 
 
@@ -290,35 +387,131 @@ def _read_jsonl(path: Path, text: str, sink: ProblemSink) -> Iterator[Paper]:
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            sink(Problem(str(path), number, f"not valid JSON ({exc.msg} at column {exc.colno})"))
+            reason = exc.msg.removesuffix(" at").rstrip(": ")
+            sink(Problem(str(path), number, f"not valid JSON ({reason} at column {exc.colno})"))
             continue
         if not isinstance(record, dict):
             sink(Problem(str(path), number, "expected a JSON object per line"))
             continue
         try:
-            yield record_to_paper(record, f"{path.name}:{number}")
+            yield record_to_paper(record, f"{path.name}:{number}", warner(path, number, sink))
         except ValueError as exc:
             sink(Problem(str(path), number, str(exc)))
 
 
+def warner(path: Path, line: int, sink: ProblemSink) -> Warn:
+    return lambda message: sink(Problem(str(path), line, message, kept=True))
+
+
+MAX_CSV_FIELD = 64 * 2**20  # characters in one CSV field (Python's default is 128 KiB)
+_CSV_DELIMITERS = ",;\t|"
+
+
+class _Lines:
+    """The file's lines, fed to csv.reader one at a time, so a bad row can be skipped and
+    reading restarted on the next line."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.pos = 0
+
+    def __iter__(self) -> _Lines:
+        return self
+
+    def __next__(self) -> str:
+        if self.pos >= len(self.lines):
+            raise StopIteration
+        self.pos += 1
+        return self.lines[self.pos - 1]
+
+
+def _dialect(header: str) -> type[csv.Dialect] | csv.Dialect:
+    """The header's delimiter: `,`, `;` (spreadsheets in much of Europe), tab or `|`."""
+    try:
+        return csv.Sniffer().sniff(header, delimiters=_CSV_DELIMITERS)
+    except csv.Error:
+        counts = {d: header.count(d) for d in _CSV_DELIMITERS}
+        best = max(counts, key=lambda d: counts[d])
+        dialect = csv.excel
+        if counts[best] and best != ",":
+            return type("sniffed", (csv.excel,), {"delimiter": best})
+        return dialect
+
+
+def _looks_like_row(line: str, dialect: type[csv.Dialect] | csv.Dialect, width: int) -> bool:
+    """Would this line, alone, be a complete row (the width of the header, a short first field)?"""
+    try:
+        fields = next(csv.reader([line], dialect))
+    except (csv.Error, StopIteration):
+        return False
+    first = fields[0].strip() if fields else ""
+    return len(fields) == width and 0 < len(first) <= 64 and not any(c.isspace() for c in first)
+
+
 def _read_csv(path: Path, text: str, sink: ProblemSink) -> Iterator[Paper]:
-    csv.field_size_limit(max(MAX_RECORD_CHARS * 4, 1 << 20))
-    reader = csv.DictReader(io.StringIO(text))
-    if not reader.fieldnames:
+    """Rows as records. The delimiter is sniffed from the header; a malformed row (an
+    unclosed quote, too many fields) is reported with its line and only that row is lost."""
+    csv.field_size_limit(MAX_CSV_FIELD)
+    lines = text.splitlines(keepends=True)
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    if not lines:
         sink(Problem(str(path), 1, "the CSV has no header row"))
         return
-    try:
-        for record in reader:
-            number = reader.line_num
-            if None in record:
-                sink(Problem(str(path), number, "the row has more fields than the header"))
-                continue
-            try:
-                yield record_to_paper(record, f"{path.name}:{number}")
-            except ValueError as exc:
-                sink(Problem(str(path), number, str(exc)))
-    except csv.Error as exc:
-        sink(Problem(str(path), reader.line_num, f"malformed CSV: {exc}"))
+    dialect = _dialect(lines[0])
+    header = next(csv.reader([lines[0]], dialect))
+    if len([h for h in header if h.strip()]) < 1:
+        sink(Problem(str(path), 1, "the CSV has no header row"))
+        return
+    width = len(header)
+    src = _Lines(lines)
+    src.pos = 1
+    reader = csv.reader(src, dialect)
+    while src.pos < len(lines):
+        start = src.pos
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            sink(Problem(str(path), start + 1, f"malformed CSV row ({exc}); this row was skipped"))
+            src.pos = start + 1
+            reader = csv.reader(src, dialect)
+            continue
+        number = start + 1
+        if not any(cell.strip() for cell in row):
+            continue
+        swallowed = next(
+            (j for j in range(start + 1, src.pos) if _looks_like_row(lines[j], dialect, width)), None
+        )
+        if swallowed is not None:
+            sink(
+                Problem(
+                    str(path),
+                    number,
+                    f"a quoted field is not closed, so the row on line {swallowed + 1} was read into "
+                    'it; this row was skipped: close its quote (write a quote inside a field as "")',
+                )
+            )
+            src.pos = swallowed
+            reader = csv.reader(src, dialect)
+            continue
+        if len(row) > width:
+            delim = getattr(dialect, "delimiter", ",")
+            sink(
+                Problem(
+                    str(path),
+                    number,
+                    f"the row has more fields ({len(row)}) than the header ({width}; delimiter {delim!r}); "
+                    "quote fields that contain the delimiter",
+                )
+            )
+            continue
+        record = dict(zip(header, row))
+        try:
+            yield record_to_paper(record, f"{path.name}:{number}", warner(path, number, sink))
+        except ValueError as exc:
+            sink(Problem(str(path), number, str(exc)))
 
 
 # --- seed listings -----------------------------------------------------------
@@ -457,6 +650,9 @@ def _read_listing(path: Path, text: str, sink: ProblemSink) -> Iterator[Paper]:
         position += 1
         if len(entry.abstract) > MAX_RECORD_CHARS:
             sink(Problem(str(path), entry.line, f"abstract longer than {MAX_RECORD_CHARS:,} characters"))
+            return None
+        if not has_word_characters(entry.abstract):
+            sink(Problem(str(path), entry.line, "the abstract has no letters or digits; skipped"))
             return None
         p_venue, p_year = venue, year
         if entry.comment:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from assistant.changes import Changes, apply
 from assistant.config import Settings
 from assistant.embed import PROFILES, Embedder, Profile
 from assistant.ingest import save_lexical, sync_snapshot, writing
@@ -43,7 +44,7 @@ class IndexStatus:
 
     @property
     def complete(self) -> bool:
-        return self.strong is not None and self.papers > 0 and self.strong_papers >= self.papers
+        return self.strong is not None and self.papers > 0 and self.strong_papers == self.papers
 
     def line(self) -> str:
         if self.strong is None:
@@ -72,6 +73,34 @@ def strong_count(settings: Settings) -> int:
     """Papers in the index of `settings` according to its snapshot (no store read)."""
     manifest = Snapshot(settings.snapshot_dir).manifest()
     return manifest.count if manifest is not None else 0
+
+
+def mirror(papers: Sequence[Paper], store: VectorStore, settings: Settings) -> int:
+    """Make the index of `settings` follow the fast one's `papers`: papers removed there (or
+    replaced by a new version) are deleted here, changed metadata (sources, a DOI filled in)
+    is copied. Nothing is embedded. Returns how many papers were deleted or changed."""
+    snapshot = Snapshot(settings.snapshot_dir)
+    if snapshot.manifest() is None:
+        return 0
+    with writing(settings, store, timeout=LOCK_WAIT_S), store.session() as session:
+        sync_snapshot(session, snapshot)
+        manifest = snapshot.manifest()
+        if manifest is None:
+            return 0
+        loaded = snapshot.load(manifest)
+        want = {p.id: bounded(p) for p in papers}
+        changes = Changes()
+        for paper in loaded.papers:
+            fresh = want.get(paper.id)
+            if fresh is None:
+                changes.deletions.add(paper.id)
+            elif fresh != paper:
+                changes.updates[paper.id] = fresh
+        if not changes:
+            return 0
+        apply(session, snapshot, loaded, changes)
+    save_lexical(settings, snapshot)
+    return len(changes.deletions) + len(changes.updates)
 
 
 def build(

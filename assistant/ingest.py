@@ -4,6 +4,14 @@ Papers are streamed from the files, those already stored are skipped before
 anything is embedded, and new ones are embedded and written in batches. Each
 batch is acknowledged by Chroma as a whole, so an interrupted run loses at most
 the batch in flight, and running the same command again picks up from there.
+
+A paper's id is the hash of its abstract (the same abstract in two files is one
+paper with two sources); a record's identity within its file is its id (BibTeX
+key, JSONL/CSV/CSL `id`) or DOI. After the new papers are stored, each file read
+is reconciled with what the store says came from it: an edited record (same key,
+new abstract) replaces its old version, line numbers are brought up to date, and
+with `sync` the papers no longer in the file lose it as a source (and are deleted
+when no other file holds them).
 """
 
 from __future__ import annotations
@@ -13,18 +21,19 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 from filelock import FileLock, Timeout
 
+from assistant.changes import Changes, apply, key_file, with_file_sources
 from assistant.config import Settings
-from assistant.corpus import Problem, iter_papers, merge
+from assistant.corpus import Problem, find_corpus_files, iter_papers, merge, stored_keys
 from assistant.embed import Embedder
 from assistant.errors import StoreBusyError, StoreError
 from assistant.lexical import LexicalIndex
-from assistant.snapshot import Snapshot
+from assistant.snapshot import Loaded, Snapshot
 from assistant.store import MAX_AUTHORS, MAX_FIELD, Session, VectorStore, bounded
 from assistant.text import legacy_paper_id
 from assistant.types import Paper
@@ -39,6 +48,8 @@ class IngestReport:
     seen: int = 0
     added: int = 0
     skipped: int = 0
+    updated: int = 0  # records whose abstract changed: the new version replaced the old
+    removed: int = 0  # papers deleted (sync: no longer in any file)
     sources_updated: int = 0
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # records stored with a field cut to the bounds
@@ -50,10 +61,25 @@ class IngestReport:
     def rate(self) -> float:
         return self.added / self.seconds if self.seconds else 0.0
 
+    @property
+    def skipped_records(self) -> list[Problem]:
+        """Problems that cost a record (or a file); the rest are notes on kept records."""
+        return [p for p in self.problems if not p.kept]
+
+    @property
+    def refused_files(self) -> list[Problem]:
+        """Files nothing was read from (unreadable, not decodable, empty, still being written)."""
+        return [p for p in self.problems if not p.kept and p.line == 0]
+
     def summary(self) -> str:
+        changed = f"{self.updated} updated, " if self.updated else ""
+        changed += f"{self.removed} removed, " if self.removed else ""
+        notes = len(self.problems) - len(self.skipped_records)
         line = (
-            f"{self.added} added, {self.skipped} already stored, "
-            f"{len(self.problems)} problem(s) in {self.seconds:.1f}s"
+            f"{self.added} added, {changed}{self.skipped} already stored, "
+            f"{len(self.skipped_records)} problem(s)"
+            + (f", {notes} note(s)" if notes else "")
+            + f" in {self.seconds:.1f}s"
         )
         if self.added:
             line += (
@@ -98,14 +124,24 @@ def ingest(
     strict: bool = False,
     progress: bool = False,
     lock_timeout: float | None = None,
+    sync: bool = False,
 ) -> IngestReport:
-    """Add every paper of `paths` not yet in the store. Safe to interrupt and re-run.
+    """Add every paper of `paths` not yet in the store; replace records whose abstract
+    changed; with `sync`, also drop the papers of these files that are no longer in them
+    (a named file that no longer exists counts as empty). Safe to interrupt and re-run.
 
     Each batch goes to Chroma first, then to the snapshot, so a reader that sees a paper
     in the snapshot can rely on it being stored. The lexical index is saved at the end,
     so the next reader loads it instead of building it."""
     paths = list(paths)
     report = IngestReport()
+    gone: list[str] = []
+    if sync:
+        gone = [Path(p).expanduser().name for p in paths if not Path(p).expanduser().exists()]
+        paths = [p for p in paths if Path(p).expanduser().exists()]
+    seen_in: dict[str, dict[str, list[str]]] = {}  # file -> paper id -> its sources there
+    keys_in: dict[str, dict[str, list[str]]] = {}  # file -> paper id -> its keys there
+    records: dict[str, Paper] = {}  # paper id -> the record read (its first, when duplicated)
     started = time.perf_counter()
     snapshot = Snapshot(settings.snapshot_dir)
     with writing(settings, store, lock_timeout):
@@ -115,10 +151,13 @@ def ingest(
                     pass
             with store.session() as session:
                 existing = sync_snapshot(session, snapshot)
+                stored_before = len(existing)
+                files = [f.name for f in find_corpus_files(paths)]
                 store_id = session.store_id
                 total = _count_new(paths, existing) if progress else None
                 bar = _progress(total) if progress else None
                 pending: dict[str, Paper] = {}
+                added_ids: set[str] = set()
                 seen_again: dict[str, Paper] = {}  # papers already stored, seen again (their new sources)
 
                 def flush() -> None:
@@ -130,6 +169,7 @@ def ingest(
                     t1 = time.perf_counter()
                     session.add(batch, vectors)
                     existing.update(pending)
+                    added_ids.update(pending)
                     snapshot.append(store_id, len(existing), batch, vectors)
                     t2 = time.perf_counter()
                     report.embed_seconds += t1 - t0
@@ -141,6 +181,12 @@ def ingest(
 
                 for paper in iter_papers(paths, report.problems.append):
                     report.seen += 1
+                    for source in paper.sources:
+                        file = source.rpartition(":")[0]
+                        seen_in.setdefault(file, {}).setdefault(paper.id, []).append(source)
+                    for key in paper.keys:
+                        keys_in.setdefault(key_file(key), {}).setdefault(paper.id, []).append(key)
+                    records.setdefault(paper.id, paper)
                     report.notes.extend(limits(paper))
                     stored = stored_id(paper, existing)
                     if paper.id in pending:
@@ -160,7 +206,25 @@ def ingest(
                     snapshot.append(store_id, len(existing), updated, vectors)
                 if bar is not None:
                     bar.close()
-            if report.added or report.sources_updated:
+                problem_files = {Path(p.file).name for p in report.skipped_records}
+                if sync:
+                    for name in sorted(set(files) & problem_files):
+                        report.notes.append(
+                            f"{name}: not synced (it has problems, listed above): no paper was removed "
+                            "for it; fix them and run the same command again"
+                        )
+                    for name in gone:
+                        report.notes.append(f"{name} no longer exists: its papers are removed")
+                settled = {f for f in files if f not in problem_files} | set(gone)
+                if not stored_before:  # a first ingestion: nothing to reconcile with
+                    settled = set()
+                reconciled = reconcile(session, snapshot, seen_in, keys_in, records, settled, sync, existing)
+                if reconciled is not None:
+                    report.updated = len(reconciled.replacing)
+                    report.removed = len(reconciled.removed)
+                    report.sources_updated += reconciled.updated
+                    report.added -= len(reconciled.replacing & added_ids)
+            if report.added or report.sources_updated or report.updated or report.removed:
                 save_lexical(settings, snapshot)
         except OSError as exc:
             raise StoreError(
@@ -170,6 +234,85 @@ def ingest(
             ) from exc
     report.seconds = time.perf_counter() - started
     return report
+
+
+@dataclass(frozen=True)
+class Reconciled:
+    replacing: set[str]  # papers that replaced an old version of their record
+    removed: set[str]  # papers deleted because no file holds them any more
+    updated: int  # papers whose sources or keys changed
+
+
+def reconcile(
+    session: Session,
+    snapshot: Snapshot,
+    seen_in: dict[str, dict[str, list[str]]],
+    keys_in: dict[str, dict[str, list[str]]],
+    records: dict[str, Paper],
+    settled: set[str],
+    sync: bool,
+    existing: set[str],
+) -> Reconciled | None:
+    """Bring what the store says about the files just read in line with them (the caller
+    holds the write lock; new papers are stored). `settled`: the files read without
+    problems (and, with `sync`, named files that are gone). None when nothing changed."""
+    manifest = snapshot.manifest()
+    if manifest is None or not settled:
+        return None
+    loaded: Loaded = snapshot.load(manifest)
+    holder: dict[str, str] = {}  # key now in a file -> the paper that holds it now
+    for by_paper in keys_in.values():
+        for pid, keys in by_paper.items():
+            for key in keys:
+                holder[key] = pid
+    changes = Changes()
+    replacing: set[str] = set()  # new versions
+    superseded: set[str] = set()  # old versions
+    for paper in loaded.papers:
+        touched = {f for f in paper.files if f in settled}
+        if not touched:
+            continue
+        current = paper
+        for file in sorted(touched):
+            now = seen_in.get(file, {})
+            if paper.id in now:
+                if paper.files[:1] == (file,) and paper.id in records:  # its first file: edits apply
+                    current = with_fields_of(current, records[paper.id])
+                keys = keys_in.get(file, {}).get(paper.id, [])
+                current = with_file_sources(current, file, now[paper.id], keys)
+                continue
+            successors = {
+                holder[k]
+                for k in stored_keys(paper)
+                if key_file(k) == file and holder.get(k, paper.id) != paper.id
+            }
+            if successors or sync:
+                replacing.update(successors)
+                if successors:
+                    superseded.add(paper.id)
+                changes.drop_files(current, {file})
+                current = changes.updates.get(paper.id, current)
+                if paper.id in changes.deletions:
+                    break
+        if paper.id not in changes.deletions and current != paper:
+            changes.updates[paper.id] = current
+    if not changes:
+        return None
+    apply(session, snapshot, loaded, changes)
+    existing.difference_update(changes.deletions)
+    return Reconciled(replacing, changes.deletions - superseded, len(changes.updates))
+
+
+EDITABLE = ("title", "authors", "venue", "year", "area", "subarea", "comment", "url", "external_id", "doi")
+
+
+def with_fields_of(stored: Paper, record: Paper) -> Paper:
+    """The stored paper with the metadata its first file gives now (a corrected title, a
+    year added); a field the record leaves empty keeps the stored value (another file may
+    have filled it). The abstract and id stay (same abstract)."""
+    values = {name: getattr(record, name) for name in EDITABLE if getattr(record, name) not in (None, (), "")}
+    updated = replace(stored, **values)
+    return replace(updated, label=updated.title or stored.label)
 
 
 def stored_id(paper: Paper, existing: set[str]) -> str | None:

@@ -27,6 +27,7 @@ from assistant.lexical import LexicalIndex
 from assistant.retrieve import HybridRetriever
 from assistant.snapshot import Loaded, Manifest, Snapshot
 from assistant.store import VectorStore
+from assistant.types import Paper
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,14 @@ class Live:
                 self._follow()
             assert self._retriever is not None
             return self._retriever
+
+    def current(self) -> tuple[list[Paper], str | None]:
+        """The papers loaded now and the fingerprint of the snapshot they come from."""
+        self.retriever()
+        with self._lock:
+            retriever, manifest = self._retriever, self._manifest
+            assert retriever is not None
+            return retriever.catalogue.papers, manifest.fingerprint if manifest is not None else None
 
     def reload(self) -> None:
         """After this process wrote: load what it published, now."""

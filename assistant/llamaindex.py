@@ -41,6 +41,7 @@ def paper_node(paper: Paper, **extra: Any) -> TextNode:
         "venue_year": paper.venue_year,
         "topic": paper.topic,
         "url": paper.url,
+        "doi": paper.doi,
         "external_id": paper.external_id,
         "sources": list(paper.sources),
         **extra,

@@ -27,7 +27,9 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
+from pydantic import ValidationError
 
 from assistant.api import Assistant
 from assistant.errors import EXIT_CODES, AssistantError, kind_of
@@ -48,10 +50,44 @@ INSTRUCTIONS = (
 Result = Annotated[CallToolResult, dict[str, Any]]
 
 
+class _Server(MCPServer):
+    """Arguments of the wrong type or shape get the same one-line message as every other
+    mistake (the SDK would send pydantic's multi-line dump, with a documentation URL)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            message = argument_error(name, exc.__cause__)
+            return CallToolResult(
+                content=[TextContent(type="text", text=message)],
+                structured_content={"error": message, "kind": "user"},
+                is_error=True,
+            )
+
+
+def argument_error(tool: str, error: ValidationError) -> str:
+    """ "k must be an integer (got 'five')" — one line per tool call, naming each bad argument."""
+    parts = []
+    for item in error.errors():
+        where = ".".join(str(p) for p in item.get("loc", ()) if p != "args") or "arguments"
+        got = item.get("input")
+        text = repr(got)
+        shown = text if len(text) <= 40 else f"a {type(got).__name__} of {len(text):,} characters"
+        if item.get("type") == "missing":
+            parts.append(f"{where} is required")
+        else:
+            what = str(item.get("msg", "is invalid")).replace("Input should be", "must be")
+            parts.append(f"{where}: {what[:1].lower()}{what[1:]} (got {shown})")
+    return f"{tool}: " + "; ".join(parts)
+
+
 def build_server(bot: Assistant) -> MCPServer:
     """An MCP server whose tools call `bot`; each call runs on a worker thread (the SDK runs
     synchronous tools that way), and the Assistant guards its own shared state."""
-    server = MCPServer(
+    server = _Server(
         name="research-assistant",
         title="Research-paper assistant",
         instructions=INSTRUCTIONS,

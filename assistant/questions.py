@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assistant.errors import QuestionError
+from assistant.text import has_word_characters
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _FOLLOW_UP = re.compile(
@@ -43,6 +44,10 @@ def clean_question(question: object, limit: int) -> str:
     text = unicodedata.normalize("NFC", _CONTROL.sub(" ", question)).strip()
     if not text:
         raise QuestionError("the question is empty: type a question about the indexed papers")
+    if not has_word_characters(text):
+        raise QuestionError(
+            f"the question has no letters or digits ({text[:20]!r}): type a question about the indexed papers"
+        )
     if len(text) > limit:
         raise QuestionError(
             f"the question has {len(text):,} characters; the limit is {limit:,} "
@@ -107,20 +112,32 @@ class Standalone:
     question: str
     retrieval: str
     rewritten: bool = False
+    note: str | None = None  # said when the earlier turn was too long and was cut
 
 
-def standalone(question: str, history: History, is_key_term: Callable[[str], bool]) -> Standalone:
+def standalone(
+    question: str, history: History, is_key_term: Callable[[str], bool], limit: int = 2000
+) -> Standalone:
     """Resolve a follow-up against the previous question.
 
     `is_key_term(token)` says whether a word of the previous question names something
     specific in the corpus (a rare term such as "GRAPE"); the first such word replaces
     "it" / "this method" in the follow-up. Without one, the follow-up is read together
-    with the previous question.
+    with the previous question. The previous question is cut to `limit` characters (the
+    current one was checked against it already): a long earlier turn never makes the
+    short question at hand fail.
     """
     turns = user_turns(history)
     if not turns or not is_follow_up(question):
         return Standalone(question, question)
-    previous = turns[-1]
+    previous = " ".join(turns[-1].split())
+    note = None
+    if len(previous) > limit:
+        note = (
+            f"the previous question has {len(previous):,} characters; only its first {limit:,} "
+            "were read with this follow-up"
+        )
+        previous = previous[:limit].rsplit(" ", 1)[0] or previous[:limit]
     retrieval = f"{previous} {question}"
     subject = next((t for t in _TOKEN.findall(previous) if _looks_specific(t) and is_key_term(t)), None)
     body = _LEADING_AND.sub("", question)
@@ -130,8 +147,8 @@ def standalone(question: str, history: History, is_key_term: Callable[[str], boo
         if not n:
             replaced, n = _REFERENCE.subn(subject, body, count=1)
         if n:
-            return Standalone(replaced, retrieval, True)
-    return Standalone(f"{body} (follow-up to: {previous})", retrieval, True)
+            return Standalone(replaced, retrieval, True, note)
+    return Standalone(f"{body} (follow-up to: {previous})", retrieval, True, note)
 
 
 def _looks_specific(token: str) -> bool:

@@ -3,8 +3,10 @@
 Chroma is the store of record; the snapshot is what a running assistant searches.
 Writers (ingestion, under the write lock) append one segment per batch once Chroma
 has acknowledged it, then publish a new manifest with an atomic rename. Readers
-load only the segments they have not seen. So a serving app never reads Chroma
-while another process writes to it (Chroma's embedded store is not safe for that),
+load only the segments they have not seen. A removal is a segment too: the ids of
+the papers removed (a tombstone), dropped by readers and by the next compaction.
+So a serving app never reads Chroma while another process writes to it (Chroma's
+embedded store is not safe for that),
 sees new papers within seconds, and a restart loads the snapshot instead of reading
 every record back from Chroma.
 
@@ -30,6 +32,7 @@ import orjson
 from assistant.types import Paper
 
 VERSION = 1
+REMOVAL = "-removed"  # a segment whose name ends so lists the ids of removed papers
 COMPACT_AFTER = 48  # segments; then they are merged into one
 
 
@@ -66,6 +69,16 @@ class Loaded:
                 self.papers[i] = paper
                 self.vectors[i] = vector
 
+    def drop(self, ids: Iterable[str]) -> None:
+        """Forget these papers (a removal segment)."""
+        gone = {i for i in ids if i in self.index}
+        if not gone:
+            return
+        keep = [i for i, p in enumerate(self.papers) if p.id not in gone]
+        self.papers = [self.papers[i] for i in keep]
+        self.vectors = [self.vectors[i] for i in keep]
+        self.index = {p.id: n for n, p in enumerate(self.papers)}
+
     def copy(self) -> Loaded:
         return Loaded(list(self.papers), list(self.vectors), dict(self.index), self.segments)
 
@@ -81,7 +94,7 @@ def paper_to_json(paper: Paper) -> str:
 
 def paper_from_json(line: str | bytes) -> Paper:
     data: dict[str, Any] = orjson.loads(line)  # 3× json's speed: a 100k cold start parses them all
-    for key in ("authors", "sources"):
+    for key in ("authors", "sources", "keys"):
         data[key] = tuple(data.get(key) or ())
     return Paper(**data)
 
@@ -131,6 +144,10 @@ class Snapshot:
             loaded = Loaded()
             todo = manifest.segments
         for name in todo:
+            if name.endswith(REMOVAL):
+                loaded.drop(json.loads((self.folder / f"{name}.json").read_text()))
+                loaded.segments = (*loaded.segments, name)
+                continue
             papers = [
                 paper_from_json(line) for line in (self.folder / f"{name}.jsonl").read_bytes().splitlines()
             ]
@@ -155,6 +172,24 @@ class Snapshot:
             else:
                 segments = current.segments
             manifest = Manifest(store_id, generation, count, segments)
+            self._publish(manifest)
+            if len(manifest.segments) > COMPACT_AFTER:
+                manifest = self.compact(manifest)
+            return manifest
+
+    def remove(self, store_id: str, count: int, ids: Sequence[str]) -> Manifest:
+        """Publish a removal segment: readers drop these papers (the store already did)."""
+        with self._lock:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            current = self.manifest()
+            if current is None or current.store_id != store_id:
+                current = Manifest(store_id, 0, 0)
+            generation = current.generation + 1
+            name = f"seg-{generation:08d}{REMOVAL}"
+            tmp = self.folder / f".{name}.tmp-{os.getpid()}"
+            tmp.write_text(json.dumps(sorted(ids)))
+            os.replace(tmp, self.folder / f"{name}.json")
+            manifest = Manifest(store_id, generation, count, (*current.segments, name))
             self._publish(manifest)
             if len(manifest.segments) > COMPACT_AFTER:
                 manifest = self.compact(manifest)

@@ -39,7 +39,7 @@ PAGE = 5000  # Chroma's largest batch is 5461
 MAX_AUTHORS = 300
 MAX_SOURCES = 20
 MAX_FIELD = {"title": 1000, "label": 300, "venue": 200, "area": 200, "subarea": 200, "comment": 2000}
-MAX_FIELD.update({"url": 2000, "external_id": 300, "author": 200, "source": 300})
+MAX_FIELD.update({"url": 2000, "external_id": 300, "author": 200, "source": 300, "doi": 300})
 
 
 def _cut(text: str | None, limit: int) -> str | None:
@@ -54,12 +54,13 @@ def bounded(paper: Paper) -> Paper:
 
     authors = tuple(_cut(a, MAX_FIELD["author"]) or "" for a in paper.authors)
     sources = tuple(_cut(s, MAX_FIELD["source"]) or "" for s in paper.sources)
+    keys = tuple(k for k in paper.keys if len(k) <= MAX_FIELD["source"])[: 2 * MAX_SOURCES]
     if len(sources) > MAX_SOURCES:
         sources = (*sources[: MAX_SOURCES - 1], f"… and {len(sources) - MAX_SOURCES + 1} more sources")
     cut: dict[str, Any] = {
         name: _cut(getattr(paper, name), limit) for name, limit in MAX_FIELD.items() if hasattr(paper, name)
     }
-    return replace(paper, authors=authors, sources=sources, **cut)
+    return replace(paper, authors=authors, sources=sources, keys=keys, **cut)
 
 
 def paper_metadata(paper: Paper) -> dict[str, Any]:
@@ -86,6 +87,8 @@ def paper_metadata(paper: Paper) -> dict[str, Any]:
         "authors_fold": [fold(a) for a in authors] or None,
         "authors_total": len(paper.authors) if len(paper.authors) > MAX_AUTHORS else None,
         "sources": json.dumps(list(paper.sources)),
+        "doi": paper.doi,
+        "keys": json.dumps(list(paper.keys)) if paper.keys else None,
     }
     return {k: v for k, v in meta.items() if v is not None}
 
@@ -94,8 +97,9 @@ def paper_from_record(pid: str, document: str, meta: dict[str, Any]) -> Paper:
     authors = meta.get("authors") or ()
     try:
         sources = tuple(json.loads(meta.get("sources", "[]")))
+        keys = tuple(json.loads(meta.get("keys", "[]")))
     except (TypeError, json.JSONDecodeError):
-        sources = ()
+        sources, keys = (), ()
     year = meta.get("year")
     return Paper(
         id=pid,
@@ -111,6 +115,8 @@ def paper_from_record(pid: str, document: str, meta: dict[str, Any]) -> Paper:
         url=meta.get("url"),
         external_id=meta.get("external_id"),
         sources=sources,
+        doi=meta.get("doi"),
+        keys=keys,
     )
 
 

@@ -81,3 +81,29 @@ def make_label(abstract: str, limit: int = 90) -> str:
         return first.rstrip(".")
     cut = first[:limit].rsplit(" ", 1)[0]
     return cut.rstrip(",;:") + "…"
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u202a-\u202e\u2066-\u2069]")
+_WORD_CHAR = re.compile(r"[^\W_]")
+
+
+def strip_controls(text: str) -> tuple[str, int]:
+    """`text` without NUL and other control characters (and bidirectional overrides, which
+    reorder what a reader sees); tabs and newlines stay. Returns the text and how many
+    characters were removed."""
+    cleaned, removed = _CONTROL.subn("", text)
+    return cleaned, removed
+
+
+def has_word_characters(text: str) -> bool:
+    """Does `text` hold a letter or a digit (in any script)? '?', '...', emoji: no."""
+    return _WORD_CHAR.search(text) is not None
+
+
+def normalize_doi(value: str | None) -> str | None:
+    """'https://doi.org/10.1000/ABC', 'doi:10.1000/abc' -> '10.1000/abc'; None if not a DOI."""
+    if not value:
+        return None
+    text = re.sub(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", "", value.strip(), flags=re.IGNORECASE)
+    text = text.strip().rstrip(".")
+    return text.lower() if re.fullmatch(r"10\.\d{4,9}/\S+", text) else None

@@ -25,7 +25,18 @@ class Paper:
     comment: str | None = None
     url: str | None = None
     external_id: str | None = None
-    sources: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()  # "file-name:line", one per place the abstract was read
+    doi: str | None = None  # normalised: "10.1234/abc", lower case, no resolver prefix
+    keys: tuple[str, ...] = ()  # "file-name#id:KEY" / "file-name#doi:DOI": the records' identities
+
+    @property
+    def doi_url(self) -> str | None:
+        return f"https://doi.org/{self.doi}" if self.doi else None
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """The names of the files this paper was read from."""
+        return tuple(dict.fromkeys(source_file(s) for s in self.sources if not s.startswith("… and ")))
 
     @property
     def topic(self) -> str | None:
@@ -43,8 +54,16 @@ class Paper:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["authors"] = list(self.authors)
         out["sources"] = list(self.sources)
+        out["keys"] = list(self.keys)
+        out["doi_url"] = self.doi_url
         out["topic"] = self.topic
         return out
+
+
+def source_file(source: str) -> str:
+    """'refs.bib:12' -> 'refs.bib'."""
+    name, sep, line = source.rpartition(":")
+    return name if sep and line.isdigit() else source
 
 
 @dataclass(frozen=True)
@@ -252,8 +271,13 @@ class Answer:
                     bits.append(", ".join(p.authors))
                 if p.venue_year:
                     bits.append(p.venue_year)
-                where = p.url.replace("https://doi.org/", "doi:") if p.url else f"id {p.id}"
-                lines.append(f"{c.number}. " + ". ".join(bits) + f". ({where})")
+                where = []
+                if p.doi:
+                    where.append(f"[doi:{p.doi}]({p.doi_url})")
+                if p.url and p.url != p.doi_url:
+                    where.append(p.url.replace("https://doi.org/", "doi:"))
+                shown = "; ".join(where) or f"id {p.id}"
+                lines.append(f"{c.number}. " + ". ".join(bits) + f". ({shown})")
         return "\n".join(lines)
 
 

@@ -114,7 +114,8 @@ def _write(path: Path, content: str | bytes) -> Path:
 
 # (name, file name, content, papers expected to be added, problem fragment or None)
 CORPUS_CASES: list[tuple[str, str, str | bytes, int, str | None]] = [
-    ("non-UTF-8 file", "latin.txt", ("Caf\xe9 " * 80).encode("latin-1"), 0, "not UTF-8"),
+    ("Latin-1 file: decoded, with a note", "latin.txt", ("Caf\xe9 " * 80).encode("latin-1"), 1, "not UTF-8"),
+    ("file in no text encoding", "bytes.txt", bytes(range(128, 256)) * 3, 0, "iconv"),
     (
         "JSONL line that is not JSON",
         "a.jsonl",

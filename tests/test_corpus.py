@@ -173,14 +173,17 @@ def test_jsonl_and_csv_with_malformed_records(tmp_path: Path) -> None:
 
 
 def test_bad_files_are_reported_not_fatal(tmp_path: Path) -> None:
-    (tmp_path / "latin.txt").write_bytes("Caf\xe9 ".encode("latin-1") * 100)
+    (tmp_path / "latin.txt").write_bytes("Caf\xe9 ".encode("latin-1") * 100)  # decoded, with a note
+    (tmp_path / "binary.txt").write_bytes(bytes(range(128, 256)) * 3)  # no encoding fits: refused
     (tmp_path / "empty.jsonl").write_text("")
     (tmp_path / "ok.jsonl").write_text(json.dumps({"abstract": "An abstract about things. " * 10}) + "\n")
     papers, problems = load_papers([tmp_path])
-    assert len(papers) == 1
-    messages = " ".join(str(p) for p in problems)
-    assert "not UTF-8" in messages and "iconv" in messages
-    assert "empty" in messages
+    assert sorted(p.sources[0] for p in papers) == ["latin.txt:1", "ok.jsonl:1"]
+    assert next(p for p in papers if p.sources[0] == "latin.txt:1").abstract.startswith("Café Café")
+    by_file = {Path(p.file).name: p for p in problems}
+    assert by_file["latin.txt"].kept and "not UTF-8" in by_file["latin.txt"].message
+    assert not by_file["binary.txt"].kept and "iconv" in by_file["binary.txt"].message
+    assert "empty" in by_file["empty.jsonl"].message
     with pytest.raises(CorpusError, match="does not exist"):
         load_papers([tmp_path / "missing.txt"])
 

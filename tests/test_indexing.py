@@ -93,6 +93,37 @@ def test_an_interrupted_build_resumes_without_embedding_twice(
 
 
 @needs_gemma
+def test_the_strong_index_follows_removals_and_edits_of_the_fast_one(tmp_path: Path) -> None:
+    """A removed paper, or the old version of an edited one, is never returned by the strong
+    index: it is deleted there too (nothing embedded), and an edited record's new version
+    is searched in the fast index until the strong one has embedded it."""
+    papers = load_papers([SEEDS])[0][:4]
+    corpus = tmp_path / "lib.jsonl"
+    records = [{"id": f"r{i}", "abstract": p.abstract} for i, p in enumerate(papers)]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in records))
+    bot = Assistant(data_dir=tmp_path / "data", corpus=[corpus], backend="extractive")
+    assert bot.build_index() == 4 and bot.index_status().answering == STRONG_EMBEDDER
+    strong = bot.strong
+    assert strong is not None
+
+    assert len(bot.remove(ids=["r0"]).removed) == 1
+    assert strong.store.count() == 3 and papers[0].id not in {p.id for p in strong.catalogue.papers}
+    status = bot.index_status()
+    assert (status.answering, status.strong_papers, status.papers) == (STRONG_EMBEDDER, 3, 3)
+    assert all(h.paper.id != papers[0].id for h in bot.search(papers[0].abstract[:200], k=3))
+
+    records[1]["abstract"] = papers[1].abstract + " We also report a new result on snails."
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in records[1:]))
+    assert bot.ingest([corpus]).updated == 1
+    assert papers[1].id not in {p.id for p in strong.catalogue.papers}
+    assert bot.index_status().answering == FAST  # the new version is not embedded there yet
+    top = bot.search(papers[1].abstract[:200], k=1)[0].paper
+    assert top.abstract.endswith("new result on snails.")
+    assert bot.build_index() == 1 and bot.index_status().answering == STRONG_EMBEDDER
+    assert bot.search(papers[1].abstract[:200], k=1)[0].paper.abstract.endswith("new result on snails.")
+
+
+@needs_gemma
 def test_the_app_builds_the_strong_index_in_the_background(tmp_path: Path) -> None:
     corpus = small_corpus(tmp_path, 4)
     bot = Assistant(data_dir=tmp_path / "data", corpus=[corpus], backend="extractive", refresh_s=0.2)

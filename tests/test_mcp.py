@@ -65,6 +65,12 @@ async def session_calls(client: Client) -> dict[str, Any]:
         "empty_question": await client.call_tool("ask", {"question": "   "}),
         "bad_k": await client.call_tool("search", {"query": "watermarks", "k": 0}),
         "stats": await client.call_tool("stats", {}),
+        "k_as_word": await client.call_tool("search", {"query": "watermarks", "k": "five"}),
+        "query_as_list": await client.call_tool("search", {"query": ["a", "b"]}),
+        "no_question": await client.call_tool("ask", {}),
+        "long_history": await client.call_tool(
+            "ask", {"question": "How is it evaluated?", "history": [["word " * 200_000, "an answer"]]}
+        ),
     }
 
 
@@ -139,6 +145,27 @@ def test_user_mistakes_are_tool_errors_with_the_cli_message(stdio_calls, bot) ->
         assert text_of(result) == str(exc), name  # what the CLI prints after "error: "
         assert result.structured_content == {"error": str(exc), "kind": "user"}, name
     assert "unknown venue 'CVPR'" in text_of(stdio_calls["bad_venue"])
+
+
+def test_wrong_argument_types_get_one_line_messages(stdio_calls) -> None:
+    for name, fragment in (
+        ("k_as_word", "search: k: must be a valid integer"),
+        ("query_as_list", "search: query: must be a valid string"),
+        ("no_question", "ask: question is required"),
+    ):
+        result = stdio_calls[name]
+        text = text_of(result)
+        assert result.is_error and fragment in text, (name, text)
+        assert "\n" not in text and "pydantic" not in text and "https://" not in text, text
+        assert result.structured_content == {"error": text, "kind": "user"}
+
+
+def test_a_long_earlier_question_is_not_blamed_on_the_short_one(stdio_calls) -> None:
+    """A 1 MB earlier question in `history`: the short follow-up is answered; the earlier
+    turn is cut, and the answer says so."""
+    result = stdio_calls["long_history"]
+    assert not result.is_error, text_of(result)
+    assert "previous question has 1,000,000 characters" in json.dumps(result.structured_content)
 
 
 def test_stats(stdio_calls, bot) -> None:

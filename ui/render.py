@@ -110,14 +110,23 @@ def card(paper: Paper, number: int | None, evidence: Iterable[str], score: float
         meta.append(escape(paper.topic))
     score_html = f'<span class="score">score {score:.4f}</span>' if score is not None else ""
     comment = f'<div class="comment">Comment: {escape(paper.comment)}</div>' if paper.comment else ""
-    link = ""
-    if paper.url and re.match(r"https?://[^\s\"'<>]+$", paper.url):
-        # A link from the corpus is only ever followed on a click, and tells the site nothing.
+    # A link from the corpus is only ever followed on a click, and tells the site nothing.
+    anchors = []
+    if paper.doi_url and re.match(r"https://doi\.org/[^\s\"'<>]+$", paper.doi_url):
+        anchors.append((paper.doi_url, f"doi:{paper.doi}"))
+    if paper.url and paper.url != paper.doi_url and re.match(r"https?://[^\s\"'<>]+$", paper.url):
         shown = paper.url.removeprefix("https://doi.org/")
-        label = f"doi:{shown}" if shown != paper.url else paper.url
+        anchors.append((paper.url, f"doi:{shown}" if shown != paper.url else paper.url))
+    link = ""
+    if anchors:
         link = (
-            f'<div class="card-link"><a href="{escape(paper.url)}" target="_blank" '
-            f'rel="noopener noreferrer nofollow">{escape(label)}</a></div>'
+            '<div class="card-link">'
+            + " · ".join(
+                f'<a href="{escape(href)}" target="_blank" rel="noopener noreferrer nofollow">'
+                f"{escape(label)}</a>"
+                for href, label in anchors
+            )
+            + "</div>"
         )
     ident = (
         f'id="source-{number}" data-number="{number}"'

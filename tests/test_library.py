@@ -1,0 +1,188 @@
+"""A library that changes: edited records replace their old version, papers are removed
+(by file or by id), `--sync` follows a file, and a running view follows all of it.
+Real store, real files, the real bundled embedder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assistant import Assistant
+from assistant.cli import main
+from assistant.indexing import wait_for
+from tests.conftest import SEEDS
+
+SNAIL = (
+    "We measure the speed of garden snails crawling on glass plates and find that they move "
+    "{} centimetres per minute on average across two hundred trials in spring and summer."
+)
+BEE = (
+    "Honeybee waggle dances encode the distance and direction to food sources; we decode three "
+    "thousand dances recorded over one summer with a new video tracker and a small neural network."
+)
+MOTH = (
+    "Moths navigate by the moon: we track forty moths in a flight arena under a moving light "
+    "source and show that their heading error grows with the angular speed of the light."
+)
+
+
+def write_jsonl(path: Path, records: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def snails(bot: Assistant) -> list[str]:
+    """The snail abstracts search returns (the store of record says the same)."""
+    return [
+        h.paper.abstract
+        for h in bot.search("garden snails crawling on glass speed", k=5)
+        if "snails" in h.paper.abstract
+    ]
+
+
+def stored(bot: Assistant, fragment: str) -> list[str]:
+    return [p.abstract for p in bot.store.papers() if fragment in p.abstract]
+
+
+def test_an_edited_abstract_replaces_its_old_version(seeded, tmp_path: Path) -> None:
+    library = tmp_path / "library.jsonl"
+    write_jsonl(library, [{"id": "snail", "title": "Snail speed", "abstract": SNAIL.format("4.1")}])
+    assert seeded.ingest([library]).added == 1
+    watcher = Assistant(
+        data_dir=seeded.settings.data_dir, corpus=[SEEDS], backend="extractive", refresh_s=0.2
+    )
+    assert snails(watcher) == [SNAIL.format("4.1")]
+
+    write_jsonl(library, [{"id": "snail", "title": "Snail speed", "abstract": SNAIL.format("2.7")}])
+    report = seeded.ingest([library])
+    assert (report.added, report.updated, report.skipped) == (0, 1, 0)
+    assert "0 added, 1 updated" in report.summary()
+    assert stored(seeded, "garden snails") == [SNAIL.format("2.7")]  # Chroma
+    assert snails(seeded) == [SNAIL.format("2.7")]  # the snapshot and the lexical index
+    answer = seeded.ask("How fast do garden snails crawl on glass?")
+    assert "2.7" in answer.text and "4.1" not in answer.text
+    # Another process's view (an app serving meanwhile) stops returning the old text.
+    assert wait_for(lambda: snails(watcher) == [SNAIL.format("2.7")], timeout_s=30)
+    assert seeded.store.count() == 88
+
+
+def test_a_bibtex_entry_edited_under_the_same_key_is_updated_and_keeps_percent_signs(
+    seeded, tmp_path: Path
+) -> None:
+    bib = tmp_path / "zotero.bib"
+    entry = (
+        "% exported by Better BibTeX\n"
+        "@article{snail2024,\n  title = {Pruning 90% of Snail Trials},\n"
+        "  abstract = {ABSTRACT},\n  doi = {10.1000/Snail.2024},\n  url = {https://example.org/snail},\n"
+        "  year = {2024},\n}\n"
+    )
+    bib.write_text(entry.replace("ABSTRACT", SNAIL.format("90% and 95% of the time 4.1")))
+    assert seeded.ingest([bib]).added == 1
+    (paper,) = [p for p in seeded.catalogue.papers if p.external_id == "snail2024"]
+    assert paper.title == "Pruning 90% of Snail Trials"
+    assert "move 90% and 95% of the time 4.1 centimetres" in paper.abstract
+    assert (paper.doi, paper.url) == ("10.1000/snail.2024", "https://example.org/snail")
+
+    bib.write_text(entry.replace("ABSTRACT", SNAIL.format("90% and 95% of the time 2.7")))
+    assert seeded.ingest([bib]).updated == 1
+    (paper,) = [p for p in seeded.catalogue.papers if p.external_id == "snail2024"]
+    assert "2.7" in paper.abstract and paper.doi == "10.1000/snail.2024"
+    # The DOI reaches every output: JSON, Markdown references, BibTeX export.
+    hit = seeded.search("snails crawling on glass plates", k=1)[0]
+    assert hit.paper.to_dict()["doi_url"] == "https://doi.org/10.1000/snail.2024"
+    answer = seeded.ask("How fast do garden snails crawl on glass plates?")
+    assert "[doi:10.1000/snail.2024](https://doi.org/10.1000/snail.2024)" in answer.markdown()
+    assert "https://example.org/snail" in answer.markdown()
+    from assistant.bibtex import to_bibtex
+
+    assert "doi = {10.1000/snail.2024}" in to_bibtex([paper])
+
+
+def test_remove_a_file_keeps_papers_another_file_holds(seeded, tmp_path: Path) -> None:
+    one = write_jsonl(tmp_path / "one.jsonl", [{"id": "a", "abstract": BEE}, {"id": "b", "abstract": MOTH}])
+    two = write_jsonl(tmp_path / "two.jsonl", [{"id": "x", "abstract": BEE}])
+    assert seeded.ingest([one, two]).added == 2
+    watcher = Assistant(
+        data_dir=seeded.settings.data_dir, corpus=[SEEDS], backend="extractive", refresh_s=0.2
+    )
+    assert watcher.search("moths navigate by the moon", k=1)[0].paper.abstract == MOTH
+
+    one.unlink()  # the file need not exist any more
+    report = seeded.remove(paths=[one])
+    assert (len(report.removed), report.kept) == (1, 1)
+    assert stored(seeded, "Moths navigate") == [] and len(stored(seeded, "waggle")) == 1
+    bee = next(p for p in seeded.catalogue.papers if p.abstract == BEE)
+    assert bee.sources == ("two.jsonl:1",) and bee.keys == ("two.jsonl#id:x",)
+    assert all(h.paper.abstract != MOTH for h in seeded.search("moths navigate by the moon", k=10))
+    assert wait_for(
+        lambda: all(h.paper.abstract != MOTH for h in watcher.search("moths navigate by the moon", k=10)), 30
+    )
+    assert seeded.store.count() == 88
+
+
+def test_remove_by_id_key_or_doi(seeded, tmp_path: Path) -> None:
+    lib = write_jsonl(
+        tmp_path / "lib.jsonl",
+        [
+            {"id": "bee-1", "abstract": BEE},
+            {"id": "moth-1", "abstract": MOTH, "doi": "doi:10.5555/MOTH"},
+            {"abstract": SNAIL.format("3.3")},
+        ],
+    )
+    assert seeded.ingest([lib]).added == 3
+    snail_id = next(p.id for p in seeded.catalogue.papers if "snails" in p.abstract)
+    report = seeded.remove(ids=["bee-1", "https://doi.org/10.5555/moth", snail_id, "nothing-here"])
+    assert len(report.removed) == 3 and report.unknown == ["nothing-here"]
+    assert seeded.store.count() == len(seeded.catalogue.papers) == 87
+
+
+def test_sync_drops_what_left_the_file_and_a_deleted_file(seeded, tmp_path: Path) -> None:
+    lib = write_jsonl(tmp_path / "lib.txt.jsonl", [{"abstract": BEE}, {"abstract": MOTH}])
+    other = write_jsonl(tmp_path / "other.jsonl", [{"abstract": SNAIL.format("1.0")}])
+    assert seeded.ingest([lib, other]).added == 3
+    write_jsonl(lib, [{"abstract": MOTH}])  # the bee entry was deleted from the file
+    assert seeded.ingest([lib]).removed == 0  # a plain ingest never removes
+    report = seeded.ingest([lib], sync=True)
+    assert report.removed == 1 and stored(seeded, "waggle") == []
+    moth = next(p for p in seeded.catalogue.papers if p.abstract == MOTH)
+    assert moth.sources == ("lib.txt.jsonl:1",)  # its line number followed the edit
+    other.unlink()
+    report = seeded.ingest([other], sync=True)
+    assert report.removed == 1 and any("no longer exists" in n for n in report.notes)
+    assert stored(seeded, "snails") == []
+
+
+def test_sync_of_a_file_with_problems_removes_nothing(seeded, tmp_path: Path) -> None:
+    lib = write_jsonl(tmp_path / "lib.jsonl", [{"abstract": BEE}, {"abstract": MOTH}])
+    assert seeded.ingest([lib]).added == 2
+    lib.write_text(json.dumps({"abstract": BEE}) + "\n{broken json\n")  # the moth line got damaged
+    report = seeded.ingest([lib], sync=True)
+    assert report.removed == 0 and any("not synced" in n for n in report.notes)
+    assert len(stored(seeded, "Moths navigate")) == 1
+
+
+def test_remove_and_sync_on_the_command_line(
+    seeded_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    data = tmp_path / "data"
+    shutil.copytree(seeded_dir, data)
+    monkeypatch.setenv("ASSISTANT_DATA_DIR", str(data))
+    monkeypatch.setenv("ASSISTANT_CORPUS", json.dumps([str(SEEDS)]))
+    monkeypatch.setenv("ASSISTANT_INDEX_IN_BACKGROUND", "false")
+    lib = write_jsonl(tmp_path / "lib.jsonl", [{"id": "m", "abstract": MOTH}, {"id": "b", "abstract": BEE}])
+    assert main(["ingest", "--quiet", str(lib)]) == 0
+    assert "2 added" in capsys.readouterr().out
+    write_jsonl(lib, [{"id": "m", "abstract": MOTH}])
+    assert main(["ingest", "--quiet", "--sync", str(lib)]) == 0
+    assert "1 removed" in capsys.readouterr().out
+    assert main(["remove", "--id", "m"]) == 0
+    out = capsys.readouterr().out
+    assert "removed: Moths navigate" in out and "87 abstracts" in out
+    assert main(["remove", "--id", "no-such-paper"]) == 2
+    assert "no stored paper comes from or is named 'no-such-paper'" in capsys.readouterr().out
+    assert main(["remove"]) == 2
+    assert capsys.readouterr().err.startswith("error: name the files")
