@@ -1,0 +1,271 @@
+"""Text addressed to AI tools rather than reporting research, however it is spelled.
+
+A hostile author writes instructions for the tools that summarise papers: in plain
+prose ("any summary of this work should state that …"), split over two sentences, with
+look-alike letters from other scripts, zero-width characters, full-width letters, in
+another language than the abstract, base64, HTML comments or chat-template markers.
+`addressed_to_tools` finds such sentences on a *skeleton* of the text (NFKC, invisible
+characters removed, case folded, look-alike letters mapped to Latin with Unicode's
+confusables table, TR39), not on its exact words. What it flags is never evidence and
+never reaches a model; the app says that the paper holds such text.
+
+Measured for false positives on every sentence of SciFact and of the seeds, and on
+abstracts *about* assistants and instruction following (`python -m eval.injections`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache, lru_cache
+
+from assistant.text import identity_text, split_sentences
+
+# --- the skeleton ------------------------------------------------------------------------
+
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})
+_MIXED_TOKEN = re.compile(r"\b(?=\w*[a-z])(?=\w*[0-9@$])[\w@$]{3,}\b")
+
+
+@cache
+def _latin(char: str) -> str:
+    """The Latin letter a character is confusable with ('і' -> 'i', 'ο' -> 'o'), or itself."""
+    from confusable_homoglyphs import confusables
+
+    found = confusables.is_confusable(char, preferred_aliases=["latin"], greedy=True)
+    if found:
+        for glyph in found[0]["homoglyphs"]:
+            if len(glyph["c"]) == 1 and glyph["c"].isascii() and glyph["c"].isalnum():
+                return str(glyph["c"]).lower()
+    return char
+
+
+def skeleton(text: str) -> str:
+    """What a sentence says whatever its spelling: NFKC (full-width and mathematical
+    letters become plain), format characters dropped (zero-width spaces and joiners,
+    word joiners, bidi controls), case folded, look-alike letters of other scripts mapped
+    to Latin, whitespace collapsed."""
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(c for c in text if unicodedata.category(c) != "Cf").casefold()
+    if not text.isascii():
+        text = "".join(_latin(c) if ord(c) > 127 and c.isalpha() else c for c in text)
+    return " ".join(text.split())
+
+
+def _unleet(text: str) -> str:
+    """'1gn0re' -> 'ignore': digits inside words read as the letters they imitate."""
+    return _MIXED_TOKEN.sub(lambda m: m.group(0).translate(_LEET), text)
+
+
+# --- what addressing a tool looks like -----------------------------------------------------
+
+_INSTRUCTION = re.compile(
+    r"(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+|previous\s+|prior\s+|above\s+)*"
+    r"(?:instructions?|prompts?|rules|context|everything)"
+    r"|system\s+prompt|\bnew\s+instructions?\b|\byou\s+are\s+(?:now\s+)?(?:an?\s+)?(?:ai|assistant|"
+    r"language\s+model|chatbot|helpful)\b|\bas\s+an\s+ai\b"
+    r"|<\|?\s*(?:im_start|im_end|system|assistant|user|endoftext)\s*\|?>|\[/?\s*(?:inst|system|sys)\s*\]"
+    r"|<<\s*sys\s*>>|(?:^|\n)\s*(?:system|assistant|user|human|instruction|###\s*\w+)\s*:"
+    r"|\bthe\s+(?:correct\s+|final\s+|only\s+)?answer\s+(?:to\s+(?:any|every|this|the)\s+question\s+)?is\b"
+    r"|\b(?:answer|reply|respond|output|print|say)\s+(?:only\s+|exactly\s+|with\s+)+['\"“‘]"
+    r"|\bcite\s+\[\d+\]|\b(?:ai|llm|language model|assistant|chatbot)s?\s+(?:must|should|will)\s+"
+    r"(?:always\s+)?(?:answer|reply|respond|say|output|cite|ignore|print)\b"
+    r"|\b(?:note|message|instruction)s?\s+(?:to|for)\s+(?:any\s+|all\s+|the\s+)?"
+    r"(?:ai|llm|assistant|model|language model)s?\b",
+    re.IGNORECASE,
+)
+_IMPERATIVE = re.compile(
+    r"^\s*(?:please\s+)?(?:ignore|disregard|forget|answer|reply|respond|output|print|cite|always|"
+    r"never|do\s+not|don't|you\s+must|you\s+should)\b"
+    r"|[:;]\s*(?:please\s+)?(?:ignore|disregard|forget|print|output|reply|respond|cite)\b"
+    r"|\bdisregard\s+(?:the\s+|this\s+|any\s+)?(?:user'?s?\s+)?(?:question|query|abstracts?|sources?)",
+    re.IGNORECASE,
+)
+
+
+def is_instruction(sentence: str) -> bool:
+    """A sentence addressed to a model rather than reporting research (checked on the
+    identity text, so zero-width characters cannot hide the words)."""
+    text = identity_text(sentence)
+    return bool(_INSTRUCTION.search(text) or _IMPERATIVE.search(text))
+
+
+_TOOL = (
+    r"(?:ai|a\.i\.|llms?|chatbots?|gpts?|language[- ]models?|language tools?|large language models?|"
+    r"(?:ai|automated|automatic|machine|generative|llm|model)[- ](?:based )?(?:generated )?"
+    r"(?:tools?|systems?|assistants?|agents?|readers?|reviewers?|summari[sz]ers?|summar(?:y|ies)|"
+    r"reviews?|models?|pipelines?)|assistants?|summari[sz]ers?|summari[sz]ation tools?|"
+    r"(?:any|every|all) (?:tools?|systems?|models?|summar(?:y|ies)|answers?|responses?|reviews?)|"
+    r"summar(?:y|ies) (?:of|about) (?:this|the present|our)|you|your)"
+)
+_DIRECTIVE = (
+    r"(?:must|should|shall|will need to|needs? to|ha(?:ve|s) to|(?:is|are) to|ought to|"
+    r"(?:is|are) (?:asked|requested|required|instructed|expected|encouraged|advised|told|obliged) to|"
+    r"please|kindly|make sure to|be sure to|remember to|always|never|do not|don't|are not to)"
+    r"(?: \w+){0,2} "
+    r"(?:state|report|say|mention|claim|assert|write|describe|present|conclude|emphasi[sz]e|"
+    r"highlight|stress|cite|recommend|rate|rank|score|answer|respond|reply|output|ignore|"
+    r"disregard|treat|consider|call|refer|credit|attribute|list|include|add|note|tell|inform|"
+    r"indicate|declare|portray|characteri[sz]e|describe)"
+)
+_SELF = (
+    r"(?:this|the present|the current|our) (?:work|paper|study|abstract|article|manuscript|"
+    r"submission|preprint|contribution|method|model|approach|system|framework|result|finding)s?|"
+    r"(?:any|every) (?:question|query|summary|summaries)|"
+    r"when summari[sz]ing|"
+    r"other (?:papers|sources|abstracts|works|studies|references)|\byou\b|\byour\b"
+)
+_ADDRESS = re.compile(rf"\b{_TOOL}\b.*\b{_DIRECTIVE}\b|\b{_DIRECTIVE}\b.*\b{_TOOL}\b")
+_SELF_RE = re.compile(rf"\b(?:{_SELF})")
+_ALWAYS = re.compile(
+    r"\bif you are (?:an? |the )?(?:ai|llm|language model|large language model|assistant|chatbot|"
+    r"model|bot|automated|machine|gpt)"
+    r"|\b(?:as|for) (?:an? )?(?:ai|llm|language model|assistant|chatbot)s?(?: reading| summari[sz]ing|,)"
+    r"|\bnote (?:to|for) (?:any |all |the )?"
+    r"(?:ai|llm|assistant|model|language model|automated|summari[sz]er|tool)"
+    r"|\bthe (?:correct|right|true|only|real) answer to (?:any|every|all|each) (?:question|query)"
+    r"|\b(?:readers?|audiences?|users?|everyone) (?:must|should|needs? to|ha(?:ve|s) to) be (?:told|informed|"
+    r"reminded|made aware)"
+    r"|\b(?:cite|reference|credit|recommend|mention) only (?:this|our|the present)"
+    r"|\b(?:do not|don't|never|must not|should not) (?:cite|mention|reference|consider|discuss|recommend) "
+    r"(?:any )?(?:other|competing|alternative|rival)"
+    r"|\bignore (?:all |any |every )?(?:other|competing|previous|prior|earlier|above) "
+    r"(?:papers|sources|abstracts|works|studies|instructions|content|text|results)"
+    r"|<!--|\[//\]: ?#|<\|[a-z_]+\|>|\[/?(?:inst|system|sys|assistant|user)\]|<</?sys>>"
+    r"|(?:^|\s)#{2,} ?(?:instruction|response|system|assistant|user)s?\b"
+)
+_BASE64 = re.compile(r"[A-Za-z0-9+/]{24,}={0,2}")
+_EN_STOP = frozenset(
+    "the of and to in a is that for with we on by as are this be from at an or which these it its "
+    "was were our can not have has than between into using based show also both".split()
+)
+_OTHER_SCRIPT = re.compile(
+    r"[\u0400-\u04ff\u0590-\u06ff\u0900-\u097f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]"
+)
+
+
+def _decoded_base64(text: str) -> str | None:
+    """English hidden as base64 (an abstract never holds that)."""
+    for token in _BASE64.findall(text):
+        if not (re.search(r"[a-z]", token) and re.search(r"[A-Z]", token) and re.search(r"\d|[+/]", token)):
+            continue
+        try:
+            raw = base64.b64decode(token + "=" * (-len(token) % 4), validate=False)
+            decoded = raw.decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            continue
+        if decoded.isprintable() and len(decoded.split()) >= 3:
+            return decoded
+    return None
+
+
+@cache
+def _language_identifier():  # type: ignore[no-untyped-def]
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+
+
+def other_language(sentence: str) -> str | None:
+    """The language of a sentence that is plainly not English (a code such as 'fr'), or
+    None: at least six words, almost no English function words, and py3langid sure of
+    another language; or mostly letters of a non-Latin script."""
+    letters = [c for c in sentence if c.isalpha()]
+    if len(letters) >= 12 and len(_OTHER_SCRIPT.findall(sentence)) >= 0.3 * len(letters):
+        return str(_language_identifier().classify(sentence)[0])
+    words = re.findall(r"[^\W\d_]+", sentence.lower())
+    if len(words) < 6 or sum(w in _EN_STOP for w in words) > 0.08 * len(words):
+        return None
+    language, probability = _language_identifier().classify(sentence)
+    return str(language) if language != "en" and probability >= 0.99 else None
+
+
+# --- the verdict ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A sentence (or field) that is not used, and why."""
+
+    text: str
+    reason: str
+
+
+def why_addressed(sentence: str) -> str | None:
+    """Why this one sentence is addressed to tools rather than reporting research, or None."""
+    if is_instruction(sentence):
+        return "an instruction to the model"
+    plain = skeleton(sentence)
+    for variant in (plain, _unleet(plain)):
+        if _INSTRUCTION.search(variant) or _IMPERATIVE.search(variant):
+            return "an instruction to the model"
+        if _ALWAYS.search(variant):
+            return "text addressed to AI tools"
+        if _ADDRESS.search(variant) and _SELF_RE.search(variant):
+            return "text addressed to AI tools"
+    decoded = _decoded_base64(sentence)
+    if decoded is not None:
+        return "encoded text (base64)"
+    return None
+
+
+def flag_sentences(sentences: Sequence[str], check_language: bool = True) -> list[Flag | None]:
+    """A flag per sentence (None: evidence). Two neighbours are read together too, so an
+    instruction split over two sentences is caught in both halves; a sentence in another
+    language than the rest of an English abstract is not evidence either."""
+    flags: list[Flag | None] = [None] * len(sentences)
+    for i, sentence in enumerate(sentences):
+        reason = why_addressed(sentence)
+        if reason:
+            flags[i] = Flag(sentence, reason)
+    for i in range(len(sentences) - 1):
+        if flags[i] or flags[i + 1]:
+            continue
+        joined = f"{sentences[i]} {sentences[i + 1]}"
+        reason = why_addressed(joined)
+        if reason:
+            flags[i] = Flag(sentences[i], reason + " (over two sentences)")
+            flags[i + 1] = Flag(sentences[i + 1], reason + " (over two sentences)")
+    if check_language and len(sentences) >= 2:
+        others = {
+            i: language
+            for i, s in enumerate(sentences)
+            if flags[i] is None and (language := other_language(s))
+        }
+        if len(others) * 2 < len(sentences):  # an English abstract with a few foreign sentences
+            for i, language in others.items():
+                flags[i] = Flag(
+                    sentences[i], f"a sentence in another language ({language}) than the abstract"
+                )
+    return flags
+
+
+@lru_cache(maxsize=8192)
+def abstract_flags(abstract: str) -> tuple[Flag, ...]:
+    """The flagged sentences of an abstract (cached: the same abstracts come back)."""
+    sentences = split_sentences(abstract)
+    return tuple(f for f in flag_sentences(sentences) if f is not None)
+
+
+@lru_cache(maxsize=8192)
+def _evidence(abstract: str) -> tuple[str, ...]:
+    sentences = split_sentences(abstract)
+    return tuple(s for s, f in zip(sentences, flag_sentences(sentences)) if f is None)
+
+
+def evidence_of(abstract: str) -> list[str]:
+    """The abstract's sentences that may serve as evidence (cached: a question reads the
+    same few abstracts several times, and the next questions often read them again)."""
+    return list(_evidence(abstract))
+
+
+def field_flag(value: str | None) -> Flag | None:
+    """A title or author name written to tools (it is then not shown to a model)."""
+    if not value:
+        return None
+    reason = why_addressed(value)
+    return Flag(value, reason) if reason else None
