@@ -452,7 +452,7 @@ def _read_csv(path: Path, text: str, sink: ProblemSink) -> Iterator[Paper]:
     """Rows as records. The delimiter is sniffed from the header; a malformed row (an
     unclosed quote, too many fields) is reported with its line and only that row is lost."""
     csv.field_size_limit(MAX_CSV_FIELD)
-    lines = text.splitlines(keepends=True)
+    lines = io.StringIO(text, newline="").readlines()  # \n, \r\n, \r only (not U+2028)
     while lines and not lines[0].strip():
         lines.pop(0)
     if not lines:

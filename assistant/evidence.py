@@ -20,44 +20,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from assistant.embed import Embedder
-from assistant.text import fold, identity_text, split_sentences
+from assistant.injection import evidence_of
+from assistant.text import fold
 from assistant.types import Hit
 
-# --- instruction-like sentences -----------------------------------------------------
-
-_INSTRUCTION = re.compile(
-    r"(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+|previous\s+|prior\s+|above\s+)*"
-    r"(?:instructions?|prompts?|rules|context|everything)"
-    r"|system\s+prompt|\bnew\s+instructions?\b|\byou\s+are\s+(?:now\s+)?(?:an?\s+)?(?:ai|assistant|"
-    r"language\s+model|chatbot|helpful)\b|\bas\s+an\s+ai\b"
-    r"|<\|?\s*(?:im_start|im_end|system|assistant|user|endoftext)\s*\|?>|\[/?\s*(?:inst|system|sys)\s*\]"
-    r"|<<\s*sys\s*>>|(?:^|\n)\s*(?:system|assistant|user|human|instruction|###\s*\w+)\s*:"
-    r"|\bthe\s+(?:correct\s+|final\s+|only\s+)?answer\s+(?:to\s+(?:any|every|this|the)\s+question\s+)?is\b"
-    r"|\b(?:answer|reply|respond|output|print|say)\s+(?:only\s+|exactly\s+|with\s+)+['\"“‘]"
-    r"|\bcite\s+\[\d+\]|\b(?:ai|llm|language model|assistant|chatbot)s?\s+(?:must|should|will)\s+"
-    r"(?:always\s+)?(?:answer|reply|respond|say|output|cite|ignore|print)\b"
-    r"|\b(?:note|message|instruction)s?\s+(?:to|for)\s+(?:any\s+|all\s+|the\s+)?(?:ai|llm|assistant|model|language model)s?\b",
-    re.IGNORECASE,
-)
-_IMPERATIVE = re.compile(
-    r"^\s*(?:please\s+)?(?:ignore|disregard|forget|answer|reply|respond|output|print|cite|always|"
-    r"never|do\s+not|don't|you\s+must|you\s+should)\b"
-    r"|[:;]\s*(?:please\s+)?(?:ignore|disregard|forget|print|output|reply|respond|cite)\b"
-    r"|\bdisregard\s+(?:the\s+|this\s+|any\s+)?(?:user'?s?\s+)?(?:question|query|abstracts?|sources?)",
-    re.IGNORECASE,
-)
-
-
-def is_instruction(sentence: str) -> bool:
-    """A sentence addressed to a model rather than reporting research (checked on the
-    identity text, so zero-width characters cannot hide the words)."""
-    text = identity_text(sentence)
-    return bool(_INSTRUCTION.search(text) or _IMPERATIVE.search(text))
+# --- instruction-like sentences: assistant.injection -------------------------------
 
 
 def evidence_sentences(abstract: str) -> list[str]:
-    """The abstract's sentences that may serve as evidence (instructions left out)."""
-    return [s for s in split_sentences(abstract) if not is_instruction(s)]
+    """The abstract's sentences that may serve as evidence (text addressed to AI tools,
+    however spelled, left out: see assistant.injection)."""
+    return evidence_of(abstract)
 
 
 # --- scoring ------------------------------------------------------------------------

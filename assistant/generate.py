@@ -15,8 +15,9 @@ from assistant import prompts
 from assistant.checker import PARTIAL_MARKER, Checker, markers
 from assistant.config import Settings
 from assistant.evidence import ScoredSentence
+from assistant.injection import evidence_of, field_flag
 from assistant.llms import Message
-from assistant.text import split_sentences
+from assistant.text import make_label, split_sentences
 from assistant.types import REFUSAL, Answer, Hit, Paper, SentenceChecked, TextDelta
 
 
@@ -54,10 +55,12 @@ def build_context(scored: Sequence[ScoredSentence], hits: Sequence[Hit], setting
 
 
 def _head(number: int, paper: Paper) -> str:
-    """A source's heading in a prompt: '[2] “Title” (NeurIPS 2025)'."""
-    return f"[{number}] {_quote(paper.title or paper.label)}" + (
-        f" ({paper.venue_year})" if paper.venue_year else ""
-    )
+    """A source's heading in a prompt: '[2] “Title” (NeurIPS 2025)'. A title written to AI
+    tools is not shown to the model (the label made from the abstract is)."""
+    name = paper.title or paper.label
+    if field_flag(name) is not None:
+        name = make_label(" ".join(evidence_of(paper.abstract)) or "untitled")
+    return f"[{number}] {_quote(name)}" + (f" ({paper.venue_year})" if paper.venue_year else "")
 
 
 def _quote(text: str) -> str:

@@ -34,9 +34,9 @@ from assistant.embed import Embedder
 from assistant.errors import StoreBusyError, StoreError
 from assistant.lexical import LexicalIndex
 from assistant.snapshot import Loaded, Snapshot
-from assistant.store import MAX_AUTHORS, MAX_FIELD, Session, VectorStore, bounded
+from assistant.store import MAX_AUTHORS, MAX_FIELD, Session, VectorStore, bounded, fill
 from assistant.text import legacy_paper_id
-from assistant.types import Paper
+from assistant.types import Paper, source_file
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +152,10 @@ def ingest(
             with store.session() as session:
                 existing = sync_snapshot(session, snapshot)
                 stored_before = len(existing)
+                # What is stored, as the snapshot has it: papers seen again are compared with
+                # it (no read-back from Chroma), and the files read are reconciled with it.
+                manifest = snapshot.manifest() if stored_before else None
+                catalogue = snapshot.load(manifest) if manifest is not None else None
                 files = [f.name for f in find_corpus_files(paths)]
                 store_id = session.store_id
                 total = _count_new(paths, existing) if progress else None
@@ -200,6 +204,18 @@ def ingest(
                         if len(pending) >= settings.store_batch_size:
                             flush()
                 flush()
+                if catalogue is not None:  # only those the record adds something to
+                    seen_again = {
+                        sid: _new_files_only(catalogue.papers[catalogue.index[sid]], seen)
+                        if sid in catalogue.index
+                        else seen
+                        for sid, seen in seen_again.items()
+                    }
+                    seen_again = {
+                        sid: seen
+                        for sid, seen in seen_again.items()
+                        if sid not in catalogue.index or _adds(catalogue.papers[catalogue.index[sid]], seen)
+                    }
                 updated, vectors = session.enrich(seen_again)
                 report.sources_updated = len(updated)
                 if updated:
@@ -218,7 +234,9 @@ def ingest(
                 settled = {f for f in files if f not in problem_files} | set(gone)
                 if not stored_before:  # a first ingestion: nothing to reconcile with
                     settled = set()
-                reconciled = reconcile(session, snapshot, seen_in, keys_in, records, settled, sync, existing)
+                reconciled = reconcile(
+                    session, snapshot, catalogue, seen_in, keys_in, records, settled, sync, existing
+                )
                 if reconciled is not None:
                     report.updated = len(reconciled.replacing)
                     report.removed = len(reconciled.removed)
@@ -243,9 +261,22 @@ class Reconciled:
     updated: int  # papers whose sources or keys changed
 
 
+def _new_files_only(stored: Paper, seen: Paper) -> Paper:
+    """`seen` without the sources of files the stored paper already has (the same record
+    on another line after an edit is not a new source)."""
+    files = set(stored.files)
+    return replace(seen, sources=tuple(s for s in seen.sources if source_file(s) not in files))
+
+
+def _adds(stored: Paper, seen: Paper) -> bool:
+    """Would recording `seen` change the stored paper (a new source, a field filled)?"""
+    return bounded(fill(stored, seen)) != stored
+
+
 def reconcile(
     session: Session,
     snapshot: Snapshot,
+    known: Loaded | None,
     seen_in: dict[str, dict[str, list[str]]],
     keys_in: dict[str, dict[str, list[str]]],
     records: dict[str, Paper],
@@ -259,7 +290,7 @@ def reconcile(
     manifest = snapshot.manifest()
     if manifest is None or not settled:
         return None
-    loaded: Loaded = snapshot.load(manifest)
+    loaded: Loaded = snapshot.load(manifest, known)  # only the segments written since `known`
     holder: dict[str, str] = {}  # key now in a file -> the paper that holds it now
     for by_paper in keys_in.values():
         for pid, keys in by_paper.items():
@@ -279,7 +310,11 @@ def reconcile(
                 if paper.files[:1] == (file,) and paper.id in records:  # its first file: edits apply
                     current = with_fields_of(current, records[paper.id])
                 keys = keys_in.get(file, {}).get(paper.id, [])
-                current = with_file_sources(current, file, now[paper.id], keys)
+                there = [src for src in current.sources if source_file(src) == file]
+                # Line numbers are those of the record's first reading: renumbering every paper
+                # below an edit would rewrite most of a large store (`remove` + `ingest` renumbers).
+                lines = there if len(there) == len(now[paper.id]) else now[paper.id]
+                current = with_file_sources(current, file, lines, keys)
                 continue
             successors = {
                 holder[k]

@@ -112,6 +112,11 @@ _DIRECTIVE = (
     r"disregard|treat|consider|call|refer|credit|attribute|list|include|add|note|tell|inform|"
     r"indicate|declare|portray|characteri[sz]e|describe)"
 )
+_SELF_NOUNS = (
+    r"(?:this|the present|the current|our) (?:\w+ )?(?:work|paper|study|abstract|article|manuscript|"
+    r"submission|preprint|contribution|method|model|approach|system|framework|result|finding|tool|"
+    r"technique|research|dataset|benchmark)s?"
+)
 _SELF = (
     r"(?:this|the present|the current|our) (?:work|paper|study|abstract|article|manuscript|"
     r"submission|preprint|contribution|method|model|approach|system|framework|result|finding)s?|"
@@ -137,6 +142,56 @@ _ALWAYS = re.compile(
     r"(?:papers|sources|abstracts|works|studies|instructions|content|text|results)"
     r"|<!--|\[//\]: ?#|<\|[a-z_]+\|>|\[/?(?:inst|system|sys|assistant|user)\]|<</?sys>>"
     r"|(?:^|\s)#{2,} ?(?:instruction|response|system|assistant|user)s?\b"
+)
+_SAY = (
+    r"(?:state|report|say|mention|claim|assert|write|tell|emphasi[sz]e|stress|highlight|describe|"
+    r"present|conclude|cite|ignore|disregard|treat|rank|rate|score|recommend|answer|respond|reply|"
+    r"output|print|declare|summari[sz]e|portray|characteri[sz]e|refer to|omit|hide|exclude|repeat|"
+    r"inform|indicate|credit|attribute)"
+)
+# Rules of a second kind: how instructions read in prose, whoever they address.
+_PROSE = re.compile(
+    # an imperative opening a sentence, or after a colon or dash ("Report that …", "…: state that")
+    rf"(?:^|[:;—–]\s)(?:(?:please|kindly|now|also|finally|importantly|remember to|be sure to|make sure to)"
+    rf"[,:]?\s+)?{_SAY}\s+(?:that|only|this|the|it|its|our|them|as|to)\b"
+    rf"|^(?:please |kindly )?(?:do not|don't|never|always|make sure|ensure|be sure|remember)\b.*\b{_SAY}\b"
+    # "descriptions of this work should present …", "summaries of our method are to state …"
+    r"|\b(?:descriptions?|summar(?:y|ies)|overviews?|accounts?|discussions?|mentions?|citations?|reviews?|"
+    r"assessments?|evaluations?|digests?|abstracts?|answers?|responses?) (?:of|about|on"
+    r"|discussing|describing|"
+    r"citing|mentioning) (?:this|the present|the current|our) (?:\w+ ){0,2}"
+    r"(?:work|paper|study|method|model|approach|system|framework|results?|findings?|article|manuscript|"
+    r"submission|contribution|tool|technique|research|dataset|benchmark)s?\b.*\b(?:must|should|shall|"
+    r"(?:is|are) to|ha(?:ve|s) to|needs? to|(?:is|are) (?:required|expected|obliged|asked) to)\b"
+    # "it is essential that any description of this work …", "… is required of every summary"
+    r"|\bit is (?:essential|important|crucial|mandatory|required|necessary|imperative|vital|expected|"
+    r"requested) (?:that|to|for) (?:any |all |every |each )?(?:summar|descri|review|account|overview|"
+    r"present|mention|cite|citation|report(?:s|ing)? (?:on|of|about) this)"
+    # "should be read / reported / cited as …" about this work
+    rf"|\b(?:{_SELF_NOUNS})\b.*\b(?:must|should|shall|(?:is|are) to) (?:always )?be (?:read"
+    rf"|reported|stated|cited|"
+    r"described|presented|summari[sz]ed|characteri[sz]ed|portrayed|regarded|ranked|rated|recommended|"
+    r"credited|listed) as\b"
+    # errata, corrections and notes that change what is reported
+    r"|^(?:erratum|correction|corrigendum|addendum|clarification|editor'?s note|note to"
+    r" (?:editors|readers))\s*:"
+    # rating, recommending, hiding limitations, preferring this paper
+    r"|\b(?:rate|score|rank|recommend|accept|award|grade) (?:this|the present|our) (?:paper|work|submission|"
+    r"study|manuscript|article)\b"
+    r"|\b(?:give|assign|award) (?:it|this (?:paper|work|submission|study)) (?:a |the )?(?:top "
+    r"|highest |maximum )?"
+    r"(?:score|rating|grade|mark)"
+    r"|\b(?:do not|don't|never|avoid|refrain from|without) (?:mention|mentioning|discuss|discussing|report|"
+    r"reporting|disclos(?:e|ing)|highlight|highlighting|note|noting) (?:the |any |its |our |these )?"
+    r"(?:limitations?|weakness(?:es)?|drawbacks?|failures?|shortcomings?|negative|caveats?|risks?"
+    r"|side effects?)"
+    # "should this text be processed automatically …", "when this abstract is summarised by …"
+    r"|\b(?:should|if|when|whenever|once) (?:this|the present) (?:text|abstract|paper|document|work|passage) "
+    r"(?:be|is|gets?|are) (?:being )?(?:processed|read|summari[sz]ed|parsed|analy[sz]ed|ingested|indexed|"
+    r"reviewed|encountered)\b"
+    # role play
+    r"|\byou (?:are now|will now|must now|shall now|now act|should act|must act|act) (?:as )?\b"
+    r"|\bpretend (?:to be|you are|that you)\b|\bfrom now on\b"
 )
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{24,}={0,2}")
 _EN_STOP = frozenset(
@@ -207,6 +262,8 @@ def why_addressed(sentence: str) -> str | None:
             return "text addressed to AI tools"
         if _ADDRESS.search(variant) and _SELF_RE.search(variant):
             return "text addressed to AI tools"
+        if _PROSE.search(variant):
+            return "an instruction about how to report this work"
     decoded = _decoded_base64(sentence)
     if decoded is not None:
         return "encoded text (base64)"
@@ -216,20 +273,22 @@ def why_addressed(sentence: str) -> str | None:
 def flag_sentences(sentences: Sequence[str], check_language: bool = True) -> list[Flag | None]:
     """A flag per sentence (None: evidence). Two neighbours are read together too, so an
     instruction split over two sentences is caught in both halves; a sentence in another
-    language than the rest of an English abstract is not evidence either."""
+    language than the rest of an English abstract is not evidence either. (Three neighbours
+    too: "… one requirement. It concerns summaries. They must state …".)"""
     flags: list[Flag | None] = [None] * len(sentences)
     for i, sentence in enumerate(sentences):
         reason = why_addressed(sentence)
         if reason:
             flags[i] = Flag(sentence, reason)
-    for i in range(len(sentences) - 1):
-        if flags[i] or flags[i + 1]:
-            continue
-        joined = f"{sentences[i]} {sentences[i + 1]}"
-        reason = why_addressed(joined)
-        if reason:
-            flags[i] = Flag(sentences[i], reason + " (over two sentences)")
-            flags[i + 1] = Flag(sentences[i + 1], reason + " (over two sentences)")
+    for width in (2, 3):
+        for i in range(len(sentences) - width + 1):
+            window = range(i, i + width)
+            if any(flags[j] for j in window):
+                continue
+            reason = why_addressed(" ".join(sentences[j] for j in window))
+            if reason:
+                for j in window:
+                    flags[j] = Flag(sentences[j], f"{reason} (over {width} sentences)")
     if check_language and len(sentences) >= 2:
         others = {
             i: language

@@ -147,7 +147,7 @@ def test_sync_drops_what_left_the_file_and_a_deleted_file(seeded, tmp_path: Path
     report = seeded.ingest([lib], sync=True)
     assert report.removed == 1 and stored(seeded, "waggle") == []
     moth = next(p for p in seeded.catalogue.papers if p.abstract == MOTH)
-    assert moth.sources == ("lib.txt.jsonl:1",)  # its line number followed the edit
+    assert moth.sources == ("lib.txt.jsonl:2",)  # the line where it was first read
     other.unlink()
     report = seeded.ingest([other], sync=True)
     assert report.removed == 1 and any("no longer exists" in n for n in report.notes)

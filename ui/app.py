@@ -35,6 +35,10 @@ CSS = """
                padding: 10px; margin-bottom: 10px; }
 .source-card.flash { outline: 3px solid var(--color-accent); }
 .card-meta, .card-id, .comment { font-size: 0.85em; opacity: 0.8; margin: 2px 0; }
+.source-card bdi, .source-card .abstract { unicode-bidi: isolate; }
+.card-warning { font-size: 0.85em; margin: 4px 0; padding: 2px 6px; border-left: 3px solid #d97706;
+  background: rgba(217, 119, 6, 0.10); }
+.flagged { text-decoration: line-through; opacity: 0.6; }
 .abstract { margin-top: 6px; white-space: pre-wrap; }
 .abstract mark { background: #fde68a; color: inherit; }
 .score { font-size: 0.8em; opacity: 0.7; }

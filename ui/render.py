@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from assistant.catalogue import Catalogue
+from assistant.injection import abstract_flags, field_flag
 from assistant.types import Answer, Citation, Hit, Paper, SentenceChecked, SentenceSupport, Sources
 
 _CITE = re.compile(r"\[(\d+)\]")
@@ -90,26 +91,58 @@ def answer_text(answer: Answer) -> str:
     return text
 
 
-def _highlighted(abstract: str, evidence: Iterable[str]) -> str:
+def _highlighted(abstract: str, evidence: Iterable[str], flagged: Iterable[str] = ()) -> str:
     out = escape(abstract)
     for sentence in sorted(set(evidence), key=len, reverse=True):
         esc = escape(sentence)
         if esc and esc in out:
             out = out.replace(esc, f"<mark>{esc}</mark>", 1)
+    for sentence in flagged:
+        esc = escape(sentence)
+        if esc and esc in out:
+            out = out.replace(
+                esc, f'<span class="flagged" title="not used: text addressed to AI tools">{esc}</span>', 1
+            )
     return out
+
+
+def _bdi(text: str) -> str:
+    """Corpus text isolated from its surroundings: a right-to-left override in an author
+    name cannot reverse the rest of the line (ingestion removes such controls too)."""
+    return f"<bdi>{escape(text)}</bdi>"
+
+
+def _warning(paper: Paper) -> tuple[str, list[str]]:
+    """The card's note on text addressed to AI tools, and the flagged sentences."""
+    flags = abstract_flags(paper.abstract)
+    fields = ["title"] if paper.title and field_flag(paper.title) else []
+    if any(field_flag(a) for a in paper.authors):
+        fields.append("an author name")
+    if not flags and not fields:
+        return "", []
+    parts = []
+    if flags:
+        parts.append(f"{len(flags)} sentence(s) of the abstract (struck through)")
+    parts.extend(f"the {f}" if f == "title" else f for f in fields)
+    note = (
+        '<div class="card-warning" role="note">⚠ Contains text addressed to AI tools — '
+        f"{escape(', '.join(parts))}; it was not used as evidence or shown to the model.</div>"
+    )
+    return note, [f.text for f in flags]
 
 
 def card(paper: Paper, number: int | None, evidence: Iterable[str], score: float | None = None) -> str:
     meta = []
     if paper.authors:
-        shown = ", ".join(paper.authors[:12]) + (" et al." if len(paper.authors) > 12 else "")
-        meta.append(escape(shown))
+        shown = ", ".join(_bdi(a) for a in paper.authors[:12])
+        meta.append(shown + (" et al." if len(paper.authors) > 12 else ""))
     if paper.venue_year:
-        meta.append(escape(paper.venue_year))
+        meta.append(_bdi(paper.venue_year))
     if paper.topic:
-        meta.append(escape(paper.topic))
+        meta.append(_bdi(paper.topic))
+    warning, flagged = _warning(paper)
     score_html = f'<span class="score">score {score:.4f}</span>' if score is not None else ""
-    comment = f'<div class="comment">Comment: {escape(paper.comment)}</div>' if paper.comment else ""
+    comment = f'<div class="comment">Comment: {_bdi(paper.comment)}</div>' if paper.comment else ""
     # A link from the corpus is only ever followed on a click, and tells the site nothing.
     anchors = []
     if paper.doi_url and re.match(r"https://doi\.org/[^\s\"'<>]+$", paper.doi_url):
@@ -136,9 +169,9 @@ def card(paper: Paper, number: int | None, evidence: Iterable[str], score: float
     mark = f"<b>[{number}]</b> " if number is not None else ""
     return (
         f'<div class="source-card" {ident}>'
-        f'<div class="card-title">{mark}{escape(paper.title or paper.label)} {score_html}</div>'
-        f'<div class="card-meta">{" · ".join(meta)}</div>{comment}{link}'
-        f'<div class="abstract">{_highlighted(paper.abstract, evidence)}</div>'
+        f'<div class="card-title">{mark}{_bdi(paper.title or paper.label)} {score_html}</div>'
+        f'<div class="card-meta">{" · ".join(meta)}</div>{comment}{link}{warning}'
+        f'<div class="abstract">{_highlighted(paper.abstract, evidence, flagged)}</div>'
         f'<div class="card-id">id {escape(paper.id)} · {escape(", ".join(paper.sources[:5]))}</div></div>'
     )
 
