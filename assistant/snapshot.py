@@ -160,40 +160,37 @@ class Snapshot:
     def append(self, store_id: str, count: int, papers: Sequence[Paper], vectors: np.ndarray) -> Manifest:
         """Add a segment (new papers, or new versions of stored ones) and publish it."""
         with self._lock:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            current = self.manifest()
-            if current is None or current.store_id != store_id:
-                current = Manifest(store_id, 0, 0)
-            generation = current.generation + 1
+            current, generation = self._next(store_id)
             name = f"seg-{generation:08d}"
             if papers:
                 self._write_segment(name, papers, vectors)
                 segments = (*current.segments, name)
             else:
                 segments = current.segments
-            manifest = Manifest(store_id, generation, count, segments)
-            self._publish(manifest)
-            if len(manifest.segments) > COMPACT_AFTER:
-                manifest = self.compact(manifest)
-            return manifest
+            return self._publish_segments(Manifest(store_id, generation, count, segments))
 
     def remove(self, store_id: str, count: int, ids: Sequence[str]) -> Manifest:
         """Publish a removal segment: readers drop these papers (the store already did)."""
         with self._lock:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            current = self.manifest()
-            if current is None or current.store_id != store_id:
-                current = Manifest(store_id, 0, 0)
-            generation = current.generation + 1
+            current, generation = self._next(store_id)
             name = f"seg-{generation:08d}{REMOVAL}"
             tmp = self.folder / f".{name}.tmp-{os.getpid()}"
             tmp.write_text(json.dumps(sorted(ids)))
             os.replace(tmp, self.folder / f"{name}.json")
-            manifest = Manifest(store_id, generation, count, (*current.segments, name))
-            self._publish(manifest)
-            if len(manifest.segments) > COMPACT_AFTER:
-                manifest = self.compact(manifest)
-            return manifest
+            return self._publish_segments(Manifest(store_id, generation, count, (*current.segments, name)))
+
+    def _next(self, store_id: str) -> tuple[Manifest, int]:
+        """The manifest to continue (an empty one for another store) and the next generation."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        current = self.manifest()
+        if current is None or current.store_id != store_id:
+            current = Manifest(store_id, 0, 0)
+        return current, current.generation + 1
+
+    def _publish_segments(self, manifest: Manifest) -> Manifest:
+        """Publish; merge the segments into one when there are many."""
+        self._publish(manifest)
+        return self.compact(manifest) if len(manifest.segments) > COMPACT_AFTER else manifest
 
     def rebuild(self, store_id: str, batches: Iterable[tuple[Sequence[Paper], np.ndarray]]) -> Manifest:
         """Replace the snapshot with these papers (read back from the store)."""

@@ -165,7 +165,9 @@ def test_a_long_earlier_question_is_not_blamed_on_the_short_one(stdio_calls) -> 
     turn is cut, and the answer says so."""
     result = stdio_calls["long_history"]
     assert not result.is_error, text_of(result)
-    assert "previous question has 1,000,000 characters" in json.dumps(result.structured_content)
+    assert "previous question has 999,999 characters; only its first 2,000 were read" in json.dumps(
+        result.structured_content
+    )
 
 
 def test_stats(stdio_calls, bot) -> None:
