@@ -192,8 +192,7 @@ class Assistant:
         strong = self.strong
         if strong is None:
             return
-        self.live.reload()  # the newest fast snapshot (the papers the strong index must hold)
-        papers, key = self.live.current()
+        papers, key = self.live.current()  # the caller reloaded: the newest fast snapshot
         if key is None or key == self._mirrored:
             return
         if mirror(papers, strong.store, strong.settings):
@@ -234,6 +233,7 @@ class Assistant:
                 "set ASSISTANT_EMBEDDER=auto"
             )
         strong.settings.resolved_embedder_path()  # not installed: a ConfigError saying how to
+        self.live.reload()  # the newest fast snapshot: the papers the strong index must hold
         self._follow_fast()
         papers = self.live.retriever().catalogue.papers
         if background:  # small batches, each started only while no question is in flight

@@ -16,6 +16,7 @@ import numpy as np
 
 from assistant.snapshot import Loaded, Snapshot
 from assistant.store import PAGE, Session, bounded, paper_metadata
+from assistant.text import normalize_doi
 from assistant.types import Paper, source_file
 
 
@@ -93,8 +94,6 @@ def apply(session: Session, snapshot: Snapshot, loaded: Loaded, changes: Changes
 def matching(papers: Iterable[Paper], wanted: Iterable[str]) -> tuple[set[str], set[str]]:
     """Papers named by an id the user gave: the paper id, its record id (BibTeX key, JSONL
     or CSL id) or its DOI. Returns (paper ids, the names that matched nothing)."""
-    from assistant.text import normalize_doi
-
     names = {w.strip() for w in wanted if w.strip()}
     found: set[str] = set()
     used: set[str] = set()

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from assistant.errors import EXIT_CODES, AssistantError, CorpusError, kind_of
+from assistant.errors import EXIT_CODES, AssistantError, kind_of
 from assistant.results import answer_json, search_json
 
 
@@ -142,8 +142,6 @@ def _run(args: argparse.Namespace) -> int:
             return 1
         return 0
     if args.command == "remove":
-        if not args.paths and not args.ids:
-            raise CorpusError("name the files whose papers to remove, or give --id ID")
         removal = bot.remove(paths=args.paths, ids=args.ids)
         for label in removal.removed:
             print(f"removed: {label}")

@@ -19,7 +19,7 @@ from typing import Any
 
 from assistant.errors import CorpusError
 from assistant.text import fold, has_word_characters, make_label, normalize_doi, paper_id, strip_controls
-from assistant.types import Paper
+from assistant.types import Paper, source_file
 
 SUPPORTED_SUFFIXES = (".txt", ".jsonl", ".json", ".csv", ".bib")
 MAX_RECORD_CHARS = 100_000
@@ -360,7 +360,7 @@ def record_to_paper(record: dict[str, Any], source: str, warn: Warn | None = Non
     doi = normalize_doi(str(raw_doi)) if raw_doi else None
     if doi is None and url:
         doi = normalize_doi(str(url)) if re.match(r"https?://(dx\.)?doi\.org/", str(url)) else None
-    file = source.rpartition(":")[0] or source
+    file = source_file(source)
     return Paper(
         id=paper_id(abstract),
         label=title or make_label(abstract),
@@ -430,12 +430,10 @@ def _dialect(header: str) -> type[csv.Dialect] | csv.Dialect:
     try:
         return csv.Sniffer().sniff(header, delimiters=_CSV_DELIMITERS)
     except csv.Error:
-        counts = {d: header.count(d) for d in _CSV_DELIMITERS}
-        best = max(counts, key=lambda d: counts[d])
-        dialect = csv.excel
-        if counts[best] and best != ",":
+        best = max(_CSV_DELIMITERS, key=header.count)
+        if header.count(best) and best != ",":
             return type("sniffed", (csv.excel,), {"delimiter": best})
-        return dialect
+        return csv.excel
 
 
 def _looks_like_row(line: str, dialect: type[csv.Dialect] | csv.Dialect, width: int) -> bool:

@@ -9,9 +9,8 @@ A paper's id is the hash of its abstract (the same abstract in two files is one
 paper with two sources); a record's identity within its file is its id (BibTeX
 key, JSONL/CSV/CSL `id`) or DOI. After the new papers are stored, each file read
 is reconciled with what the store says came from it: an edited record (same key,
-new abstract) replaces its old version, line numbers are brought up to date, and
-with `sync` the papers no longer in the file lose it as a source (and are deleted
-when no other file holds them).
+new abstract) replaces its old version, and with `sync` the papers no longer in the
+file lose it as a source (and are deleted when no other file holds them).
 """
 
 from __future__ import annotations
@@ -52,7 +51,7 @@ class IngestReport:
     removed: int = 0  # papers deleted (sync: no longer in any file)
     sources_updated: int = 0
     problems: list[Problem] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # records stored with a field cut to the bounds
+    notes: list[str] = field(default_factory=list)  # fields cut to the bounds; files not synced
     seconds: float = 0.0
     embed_seconds: float = 0.0
     store_seconds: float = 0.0
@@ -186,8 +185,7 @@ def ingest(
                 for paper in iter_papers(paths, report.problems.append):
                     report.seen += 1
                     for source in paper.sources:
-                        file = source.rpartition(":")[0]
-                        seen_in.setdefault(file, {}).setdefault(paper.id, []).append(source)
+                        seen_in.setdefault(source_file(source), {}).setdefault(paper.id, []).append(source)
                     for key in paper.keys:
                         keys_in.setdefault(key_file(key), {}).setdefault(paper.id, []).append(key)
                     records.setdefault(paper.id, paper)
@@ -205,17 +203,7 @@ def ingest(
                             flush()
                 flush()
                 if catalogue is not None:  # only those the record adds something to
-                    seen_again = {
-                        sid: _new_files_only(catalogue.papers[catalogue.index[sid]], seen)
-                        if sid in catalogue.index
-                        else seen
-                        for sid, seen in seen_again.items()
-                    }
-                    seen_again = {
-                        sid: seen
-                        for sid, seen in seen_again.items()
-                        if sid not in catalogue.index or _adds(catalogue.papers[catalogue.index[sid]], seen)
-                    }
+                    seen_again = _adding(catalogue, seen_again)
                 updated, vectors = session.enrich(seen_again)
                 report.sources_updated = len(updated)
                 if updated:
@@ -261,16 +249,22 @@ class Reconciled:
     updated: int  # papers whose sources or keys changed
 
 
-def _new_files_only(stored: Paper, seen: Paper) -> Paper:
-    """`seen` without the sources of files the stored paper already has (the same record
-    on another line after an edit is not a new source)."""
-    files = set(stored.files)
-    return replace(seen, sources=tuple(s for s in seen.sources if source_file(s) not in files))
-
-
-def _adds(stored: Paper, seen: Paper) -> bool:
-    """Would recording `seen` change the stored paper (a new source, a field filled)?"""
-    return bounded(fill(stored, seen)) != stored
+def _adding(catalogue: Loaded, seen_again: dict[str, Paper]) -> dict[str, Paper]:
+    """The papers seen again whose record adds something to the stored one (a source in a
+    new file, a field filled), judged on the snapshot. The same record on another line of
+    a file the paper already has is not a new source."""
+    out = {}
+    for sid, seen in seen_again.items():
+        i = catalogue.index.get(sid)
+        if i is None:
+            out[sid] = seen
+            continue
+        stored = catalogue.papers[i]
+        files = set(stored.files)
+        seen = replace(seen, sources=tuple(s for s in seen.sources if source_file(s) not in files))
+        if bounded(fill(stored, seen)) != stored:
+            out[sid] = seen
+    return out
 
 
 def reconcile(

@@ -304,22 +304,22 @@ def flag_sentences(sentences: Sequence[str], check_language: bool = True) -> lis
 
 
 @lru_cache(maxsize=8192)
+def _read(abstract: str) -> tuple[tuple[str, ...], tuple[Flag | None, ...]]:
+    """The abstract's sentences and their flags, computed once per abstract (a question
+    reads the same few abstracts several times; the next questions often read them again)."""
+    sentences = split_sentences(abstract)
+    return tuple(sentences), tuple(flag_sentences(sentences))
+
+
 def abstract_flags(abstract: str) -> tuple[Flag, ...]:
-    """The flagged sentences of an abstract (cached: the same abstracts come back)."""
-    sentences = split_sentences(abstract)
-    return tuple(f for f in flag_sentences(sentences) if f is not None)
-
-
-@lru_cache(maxsize=8192)
-def _evidence(abstract: str) -> tuple[str, ...]:
-    sentences = split_sentences(abstract)
-    return tuple(s for s, f in zip(sentences, flag_sentences(sentences)) if f is None)
+    """The flagged sentences of an abstract."""
+    return tuple(f for f in _read(abstract)[1] if f is not None)
 
 
 def evidence_of(abstract: str) -> list[str]:
-    """The abstract's sentences that may serve as evidence (cached: a question reads the
-    same few abstracts several times, and the next questions often read them again)."""
-    return list(_evidence(abstract))
+    """The abstract's sentences that may serve as evidence."""
+    sentences, flags = _read(abstract)
+    return [s for s, f in zip(sentences, flags) if f is None]
 
 
 def field_flag(value: str | None) -> Flag | None:
