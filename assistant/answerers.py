@@ -13,22 +13,26 @@ another one (a factory gets the settings and returns a `ChatModel`); the setting
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from itertools import chain
 from typing import Protocol
 
+from assistant.backends import EXTRACTIVE, backend_names, register
 from assistant.checker import Checker
 from assistant.config import Settings
 from assistant.embed import Embedder
 from assistant.extractive import cite, compose, pick
 from assistant.generate import answer_messages, build_context, checked_events, is_refusal, synthesis_messages
 from assistant.listing import catalogue_answer, several_answer
-from assistant.llms import ChatModel, chat_factories, chat_model
+from assistant.llms import ChatModel, chat_model
 from assistant.plan import Plan
 from assistant.types import Answer, Event, Hit, SentenceChecked, TextDelta
 
-EXTRACTIVE = "extractive"
+# `register` and `backend_names` live in the leaf `assistant.backends`; this stays their
+# public address (`from assistant.answerers import register`).
+__all__ = ["EXTRACTIVE", "Answerer", "answerer", "backend_names", "register"]
+
 SYNTHESIS_MAX_TOKENS = 96  # one sentence
 # "[1] and [2] both study…": a number used as a paper's name leaves a hole once the
 # checker moves markers to the end of the sentence.
@@ -240,16 +244,6 @@ def _keeping_checks(events: Iterator[Event], into: list[SentenceChecked]) -> Ite
         if isinstance(event, SentenceChecked):
             into.append(event)
         yield event
-
-
-def backend_names() -> tuple[str, ...]:
-    """Every registered backend: extractive first, then the chat models."""
-    return (EXTRACTIVE, *chat_factories())
-
-
-def register(name: str, factory: Callable[[Settings], ChatModel]) -> None:
-    """Add a chat backend, usable as `backend=name` (e.g. a scripted model in tests)."""
-    chat_factories()[name] = factory
 
 
 def answerer(settings: Settings, embedder: Embedder, name: str | None = None) -> Answerer:

@@ -1,7 +1,7 @@
 """Reference-manager exports: BibTeX/BibLaTeX (.bib) and CSL-JSON (Zotero, Better BibTeX).
 
 Both readers turn each reference into the same record dict the JSONL/CSV readers use and
-hand it to `corpus.record_to_paper`, so a paper's id is the hash of its abstract whatever
+hand it to `records.record_to_paper`, so a paper's id is the hash of its abstract whatever
 file it came from: the same abstract exported from Zotero and listed in a seed file is one
 paper with two sources.
 
@@ -52,7 +52,7 @@ from bibtexparser.model import (
     ParsingFailedBlock,
 )
 
-from assistant.corpus import Problem, ProblemSink, record_to_paper, warner
+from assistant.records import Problem, ProblemSink, record_to_paper, warner
 from assistant.text import fold
 from assistant.types import Paper
 

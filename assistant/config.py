@@ -20,8 +20,10 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_SEEDS = REPO_ROOT / "seeds"
+from assistant.backends import backend_names
+from assistant.paths import DEFAULT_SEEDS, REPO_ROOT
+
+__all__ = ["DEFAULT_SEEDS", "REPO_ROOT", "Settings"]
 
 
 def _default_data_dir() -> Path:
@@ -267,8 +269,6 @@ class Settings(BaseSettings):
     @field_validator("backend")
     @classmethod
     def _registered_backend(cls, value: str) -> str:
-        from assistant.answerers import backend_names
-
         names = backend_names()
         if value not in names:
             raise ValueError(f"backend {value!r} is not one of: {', '.join(names)}")

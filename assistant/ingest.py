@@ -28,10 +28,11 @@ from filelock import FileLock, Timeout
 
 from assistant.changes import Changes, apply, key_file, with_file_sources
 from assistant.config import Settings
-from assistant.corpus import Problem, find_corpus_files, iter_papers, merge, stored_keys
+from assistant.corpus import find_corpus_files, iter_papers, merge
 from assistant.embed import Embedder
 from assistant.errors import StoreBusyError, StoreError
 from assistant.lexical import LexicalIndex
+from assistant.records import Problem, stored_keys
 from assistant.snapshot import Loaded, Snapshot
 from assistant.store import MAX_AUTHORS, MAX_FIELD, Session, VectorStore, bounded, fill
 from assistant.text import legacy_paper_id

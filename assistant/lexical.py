@@ -142,28 +142,6 @@ class LexicalIndex:
         )
         return list(out[0]) if out else []
 
-    def rare_hits(self, text: str, position: int, max_df: int = 3) -> list[str]:
-        """Query terms found in at most `max_df` papers, including the one at `position`:
-        a question naming a method ("What is GRAPE?") is on topic even when the
-        embedding of so short a question is far from every abstract."""
-        retriever = self._retriever
-        vocab = getattr(retriever, "vocab_dict", {})
-        scores = getattr(retriever, "scores", None)
-        if not scores or not self.ids:
-            return []
-        perm = getattr(self, "_perm", None)
-        doc = int(perm[position]) if perm is not None else position
-        indptr, indices = scores["indptr"], scores["indices"]
-        hits = []
-        for token in dict.fromkeys(self.tokens(text)):
-            t = vocab.get(token)
-            if t is None:
-                continue
-            docs = indices[indptr[t] : indptr[t + 1]]
-            if 0 < len(docs) <= max_df and doc in docs:
-                hits.append(token)
-        return hits
-
     def docs_with(self, word: str) -> np.ndarray:
         """Catalogue positions of the papers whose text or metadata has this word (stemmed)."""
         retriever = self._retriever

@@ -33,15 +33,14 @@ def _where(p: Paper) -> str:
     return "; ".join(bits)
 
 
-def representative(paper: Paper, embedder: Embedder, question_vector: np.ndarray | None) -> str:
-    """The sentence that best stands for the paper: closest to the question's content when
-    it has some, else to the abstract as a whole. Never the label's own sentence twice."""
+def representative(paper: Paper, embedder: Embedder) -> str:
+    """The sentence that best stands for the paper: closest to the abstract as a whole,
+    never the label's own sentence twice."""
     sentences = evidence_sentences(paper.abstract)
     if not sentences:
         return paper.label
     vectors = embedder.encode_cached(sentences)
-    target = question_vector if question_vector is not None else vectors.mean(axis=0)
-    order = np.argsort(-(vectors @ target))
+    order = np.argsort(-(vectors @ vectors.mean(axis=0)))
     label = fold(paper.label.rstrip("…"))
     for i in order:
         if not fold(sentences[int(i)]).startswith(label[:40]) or len(sentences) == 1:
@@ -106,7 +105,6 @@ def catalogue_answer(plan: Plan, embedder: Embedder, backend: str) -> Answer:
                 lines.line(f"Its listing comment reads: “{paper.comment}”.", paper, paper.comment, False)
         return plan.answer(lines.text(), tuple(lines.citations), tuple(lines.sentences), backend)
     papers = list(route.papers)
-    question_vector = None
     if plan.result.hits:
         # Order by relevance to the question when it says more than the selection.
         rank = {h.paper.id: i for i, h in enumerate(plan.result.hits)}
@@ -118,7 +116,7 @@ def catalogue_answer(plan: Plan, embedder: Embedder, backend: str) -> Answer:
     shown = papers[:MAX_LISTED]
     lines.header(head + (":" if shown else "."))
     for paper in shown:
-        sentence = representative(paper, embedder, question_vector)
+        sentence = representative(paper, embedder)
         about = _where(paper)
         who = f" by {names(paper.authors, 4)}" if paper.authors else ""
         text = f"“{paper.label}”{who}" + (f" ({about})" if about else "") + f": {sentence}"

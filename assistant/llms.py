@@ -7,12 +7,14 @@ change, never a silent switch to something else.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Protocol
 
+from assistant.backends import BUILT_IN, registered
 from assistant.config import Settings
 from assistant.errors import ConfigError, LLMError
 
@@ -218,11 +220,12 @@ FACTORIES: dict[str, Callable[[Settings], ChatModel]] = {
     "openai": _openai,
     "ollama": _ollama,
 }
+assert tuple(FACTORIES) == BUILT_IN
 
 
 def chat_factories() -> dict[str, Callable[[Settings], ChatModel]]:
-    """The registry of chat backends (name -> factory); `assistant.answerers.register` adds to it."""
-    return FACTORIES
+    """Every chat backend (name -> factory): the built-in ones and those `register`ed."""
+    return {**FACTORIES, **registered()}
 
 
 _CACHE: dict[tuple[object, ...], ChatModel] = {}
@@ -232,8 +235,9 @@ _CACHE_LOCK = threading.Lock()
 def chat_model(settings: Settings, backend: str | None = None) -> ChatModel:
     """The configured model, created once per process and configuration."""
     name = backend or settings.backend
-    if name not in FACTORIES:
-        raise ConfigError(f"backend {name!r} has no chat model; choose one of {', '.join(FACTORIES)}")
+    factories = chat_factories()
+    if name not in factories:
+        raise ConfigError(f"backend {name!r} has no chat model; choose one of {', '.join(factories)}")
     key = (
         name,
         settings.llm_model,
@@ -245,8 +249,12 @@ def chat_model(settings: Settings, backend: str | None = None) -> ChatModel:
         settings.ollama_url,
         settings.ollama_model,
         settings.llm_timeout_s,
+        settings.llm_temperature,
+        settings.openai_api_key_env,
+        # the key itself may change between two assistants of one process (not kept: a digest)
+        hashlib.sha256((os.environ.get(settings.openai_api_key_env or "") or "").encode()).hexdigest(),
     )
     with _CACHE_LOCK:
         if key not in _CACHE:
-            _CACHE[key] = FACTORIES[name](settings)
+            _CACHE[key] = factories[name](settings)
         return _CACHE[key]

@@ -24,8 +24,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from assistant.config import REPO_ROOT
 from assistant.errors import ConfigError
+from assistant.paths import REPO_ROOT
 
 
 @dataclass(frozen=True)

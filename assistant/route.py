@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -248,7 +248,3 @@ def named_terms(question: str) -> list[str]:
         for i, w in enumerate(words)
         if len(w) >= 2 and (any(c.isupper() for c in w[1:]) or any(c.isdigit() for c in w))
     ]
-
-
-def papers_of(hits: Sequence[object]) -> list[Paper]:
-    return [h.paper for h in hits]  # type: ignore[attr-defined]

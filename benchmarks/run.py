@@ -307,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
         for n in big:
             import random
 
-            from assistant.corpus import record_to_paper
+            from assistant.records import record_to_paper
 
             rng = random.Random(0)
             papers = [record_to_paper(record(rng, i), f"synthetic:{i}") for i in range(n)]

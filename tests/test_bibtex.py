@@ -12,7 +12,8 @@ import bibtexparser
 import pytest
 
 from assistant.bibtex import is_csl_json, read_bibtex, read_csl_json, to_bibtex
-from assistant.corpus import Problem, load_papers
+from assistant.corpus import load_papers
+from assistant.records import Problem
 from assistant.text import paper_id
 from assistant.types import Paper
 from tests.conftest import SEEDS

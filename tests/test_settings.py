@@ -87,3 +87,19 @@ def test_readme_documents_every_setting() -> None:
     table = readme.split("## Configuration", 1)[1].split("\n## ", 1)[0]
     missing = [name for name in Settings.model_fields if f"`{name}`" not in table]
     assert not missing, f"settings missing from the README's configuration table: {missing}"
+
+
+def test_a_second_configuration_gets_its_own_chat_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process-wide chat-model cache keys on every setting the model is built from."""
+    from assistant.llms import chat_model
+
+    base = {"backend": "openai", "openai_base_url": "http://127.0.0.1:9/v1", "openai_model": "m"}
+    monkeypatch.setenv("KEY_A", "first")
+    monkeypatch.setenv("KEY_B", "second")
+    cold = chat_model(Settings(**base, llm_temperature=0.0))
+    warm = chat_model(Settings(**base, llm_temperature=0.7))
+    assert cold is not warm and (cold.temperature, warm.temperature) == (0.0, 0.7)  # type: ignore[attr-defined]
+    a = chat_model(Settings(**base, openai_api_key_env="KEY_A"))
+    b = chat_model(Settings(**base, openai_api_key_env="KEY_B"))
+    assert a is not b and (a.client.api_key, b.client.api_key) == ("first", "second")  # type: ignore[attr-defined]
+    assert chat_model(Settings(**base, openai_api_key_env="KEY_A")) is a

@@ -19,11 +19,6 @@ _CITE = re.compile(r"\[(\d+)\]")
 # Text symbols every common font has (DejaVu, Liberation): colour emoji are missing on many
 # Linux desktops and in headless Chromium, where they showed as empty boxes.
 BADGES = {"supported": "✓", "re-cited": "↻", "unsupported": "⚠"}
-BADGE_TITLES = {
-    "supported": "supported by the cited abstract",
-    "re-cited": "re-cited to the abstract that supports it",
-    "unsupported": "no abstract supports this sentence",
-}
 
 
 def escape(text: str | None) -> str:
