@@ -8,7 +8,9 @@ A supported sentence keeps its citation; one better supported by another source
 is re-cited to it; one that no source supports is marked unsupported. A supported
 sentence that is much closer to the question than to its evidence only restates the
 question ("Yes, there is a paper on X [1].") and tells the reader nothing: it is
-replaced by the cited abstract's own sentence closest to the question. Citation
+replaced by the cited abstract's own sentence closest to the question. A sentence that
+states a quantity ("12.4%", "two", "3×") is supported only by a source that states it
+too (its evidence sentences, title, year or venue): a cosine cannot tell 12% from 21%. Citation
 numbers are renumbered in order of first use, so the answer's citations are
 exactly the numbers in its text.
 """
@@ -23,6 +25,7 @@ import numpy as np
 from assistant.embed import Embedder
 from assistant.evidence import evidence_sentences
 from assistant.extractive import cite
+from assistant.quantities import Quantity, quantities, unstated
 from assistant.text import fold
 from assistant.types import Citation, Hit, SentenceSupport
 
@@ -34,6 +37,29 @@ def markers(text: str) -> tuple[list[int], str]:
     """'A claim [1, 3].' -> ([1, 3], 'A claim.')"""
     numbers = [int(n) for m in MARKER.finditer(text) for n in re.split(r"[,;]", m.group(1))]
     return numbers, MARKER.sub("", text).strip()
+
+
+# A citation used as a noun: "[1] shows that …", "as shown in [2], …", "unlike [3]".
+_NOUN_AFTER = frozenset(
+    "in by from see of to and with than cf cf. both unlike following like per versus vs vs.".split()
+)
+_SLOT = re.compile("\ue000(\\d+)\ue001")
+
+
+def noun_markers(text: str) -> tuple[str, list[int]]:
+    """The sentence with each citation used as a noun replaced by a slot (the marker's first
+    number), and those numbers. Other markers are left for `markers` to remove."""
+    out, nouns, last = [], [], 0
+    for m in MARKER.finditer(text):
+        before, after = text[: m.start()], text[m.end() :]
+        words = before.split()
+        starts = not words and re.match(r"\s+[a-z]", after) is not None
+        if starts or (words and words[-1].lower() in _NOUN_AFTER):
+            number = int(re.split(r"[,;]", m.group(1))[0])
+            out.append(text[last : m.start()] + ("" if starts else " ") + f"\ue000{number}\ue001")
+            nouns.append(number)
+            last = m.end()
+    return "".join(out) + text[last:], nouns
 
 
 @dataclass
@@ -55,6 +81,7 @@ class Checker:
     restated: int = 0
     _folded: dict[int, str] = field(default_factory=dict)
     _question: np.ndarray | None = None
+    _quantities: list[list[Quantity]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._sentences = [evidence_sentences(h.paper.abstract) for h in self.sources]
@@ -66,18 +93,28 @@ class Checker:
             start += len(group)
         if self.question:
             self._question = self.embedder.encode_one(self.question)
+        self._quantities = [
+            quantities(" ".join([*group, h.paper.title or "", str(h.paper.year or ""), h.paper.venue or ""]))
+            for h, group in zip(self.sources, self._sentences, strict=True)
+        ]
 
     def check(self, raw_sentence: str) -> str:
         """The sentence with checked, renumbered citations (markers before the final stop)."""
         given, body = markers(raw_sentence)
         if not body:
             return ""
+        template, nouns = noun_markers(raw_sentence)
+        if nouns:  # scored without the slots; shown with them, renumbered
+            _, template = markers(template)
+            body = " ".join(_SLOT.sub("", template).split())
         valid = [n for n in dict.fromkeys(given) if 1 <= n <= len(self.sources)]
         self.removed += len(given) - len(valid)
         vector = self.embedder.encode_one(body)
         words = content_words(body)
+        stated = quantities(body)
+        missing = [unstated(stated, q) for q in self._quantities]
         support = [
-            float(np.max(v @ vector)) if len(v) and self._shares_words(i, words) else -1.0
+            float(np.max(v @ vector)) if len(v) and self._shares_words(i, words) and not missing[i] else -1.0
             for i, v in enumerate(self._vectors)
         ]
         best = int(np.argmax(support)) if support else -1
@@ -102,6 +139,9 @@ class Checker:
             note = "no given abstract supports this sentence" + (
                 f" (the model cited {valid})" if valid else ""
             )
+            nowhere = [q.text for q in stated if all(q in m for m in missing)]
+            if nowhere and self.sources:
+                note += f"; no given abstract states {', '.join(dict.fromkeys(nowhere))}"
         numbers = tuple(self._number(n) for n in kept)
         score = max((support[n - 1] for n in kept), default=max(support, default=0.0))
         evidence_source = kept[0] - 1 if kept else best
@@ -115,10 +155,16 @@ class Checker:
             score = 1.0
             self.restated += 1
             note = "restated the question; the cited abstract's own sentence is shown instead"
+        text = cite(body, numbers)
+        if nouns and instead is None and kept:  # "[1] shows …" keeps its citation in place
+            in_place = {n: self._number(n if n in kept else kept[0]) for n in nouns}
+            trailing = tuple(n for n in numbers if n not in in_place.values())
+            body = _SLOT.sub(lambda m: f"[{in_place[int(m.group(1))]}]", cite(template, ()))
+            text = _SLOT.sub(lambda m: f"[{in_place[int(m.group(1))]}]", cite(template, trailing))
         self.results.append(
             SentenceSupport(body, numbers, round(max(score, 0.0), 4), evidence, supported, note, recited)
         )
-        return cite(body, numbers)
+        return text
 
     def _restates(self, vector: np.ndarray, support: float) -> bool:
         """Closer to the question than to its evidence by `echo_margin`: an echo, not a finding."""
@@ -154,12 +200,6 @@ class Checker:
             Citation(number, self.sources[given - 1].paper, self.sources[given - 1].score)
             for given, number in sorted(self.numbering.items(), key=lambda kv: kv[1])
         )
-
-    @property
-    def supported_share(self) -> float:
-        if not self.results:
-            return 0.0
-        return sum(r.supported for r in self.results) / len(self.results)
 
 
 _WORD = re.compile(r"[a-z][a-z0-9\-]{3,}")

@@ -21,6 +21,7 @@ import numpy as np
 
 from assistant.embed import Embedder
 from assistant.injection import evidence_of
+from assistant.quantities import quantities
 from assistant.text import fold
 from assistant.types import Hit
 
@@ -239,14 +240,24 @@ def requested_details(question: str) -> list[Detail]:
 
 
 def detail_reported(question: str, detail: Detail, abstract: str) -> bool:
-    """Does this abstract report the kind of detail the question asks for?"""
+    """Does this abstract report the kind of detail the question asks for? Either a sentence
+    reports that kind of thing, or a sentence names the very thing asked ("word error rate")
+    and states a quantity for it ("from 12.4% to 9.8%")."""
+    asked = [fold(m.group(0)) for m in detail.asked.finditer(question)]
     for sentence in evidence_sentences(abstract):
+        if any(a in fold(sentence) for a in asked) and _states_a_value(sentence):
+            return True
         if not detail.reported.search(sentence):
             continue
         if detail.needs_number and not (_NUMBER.search(sentence) or re.search(_MATH, sentence)):
             continue
         return True
     return False
+
+
+def _states_a_value(sentence: str) -> bool:
+    """A quantity that is not a year."""
+    return any(q.percent or q.step != 1 or not 1900 <= q.value <= 2100 for q in quantities(sentence))
 
 
 _NAME = re.compile(r"(?<![\w-])([A-Za-z0-9][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)")

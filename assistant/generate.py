@@ -156,8 +156,9 @@ def checked_events(
 
 
 def _attach_markers(text: str) -> str:
-    """'Claim. [1] Next' -> 'Claim [1]. Next': a marker after the stop belongs to that sentence."""
-    return re.sub(r"([.!?])((?:\s*\[\d+(?:\s*[,;]\s*\d+)*\])+)", r"\2\1", text)
+    """'Claim. [1] Next' -> 'Claim [1]. Next': a marker after the stop belongs to that sentence,
+    unless a lower-case word follows it: in 'Claim. [1] shows …' it is the next one's subject."""
+    return re.sub(r"([.!?])((?:\s*\[\d+(?:\s*[,;]\s*\d+)*\])+)(?!\s+[a-z])", r"\2\1", text)
 
 
 def _has_text(sentence: str) -> bool:

@@ -58,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("recorded", type=Path, help="an answers-*.jsonl written by eval.run for a model")
     parser.add_argument("--sets", default="heldout,seeds", help=f"question sets: {', '.join(SETS)}")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a setting")
+    parser.add_argument("--fast-index", action="store_true", help="answer from the MiniLM index")
+    parser.add_argument("--out", type=Path, help="write the replayed answers here (JSON lines)")
     args = parser.parse_args(argv)
     rows_before = [json.loads(line) for line in args.recorded.read_text(encoding="utf-8").splitlines()]
     model = Recorded({r["id"]: r.get("model_text") for r in rows_before})
@@ -66,12 +68,16 @@ def main(argv: list[str] | None = None) -> int:
     overrides: dict[str, Any] = dict(kv.split("=", 1) for kv in args.set)
     with tempfile.TemporaryDirectory() as tmp:
         bot = Assistant(data_dir=Path(tmp), corpus=[DEFAULT_SEEDS], backend=BACKEND, **overrides)
+        if not args.fast_index and bot.strong is not None and bot.index_status().problem is None:
+            bot.build_index()  # the default configuration, as eval.run records it
         papers = bot.catalogue.papers
         questions = [q for name in args.sets.split(",") for q in load_questions(SETS[name], papers)]
         rows = []
         for q in questions:
             model.current = q.id
             rows.append(ask_one(bot, q, BACKEND))
+    if args.out:
+        args.out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     changed = [
         r["id"]
         for r in rows

@@ -252,7 +252,7 @@ def test_a_cited_sentence_mentioning_missing_information_is_kept(bot) -> None:
 
 
 def test_a_question_mentioning_a_language_model_is_not_read_as_asking_which_model(bot) -> None:
-    """"what a fine-tuned language model memorised" names no detail to report; the detail
+    """ "what a fine-tuned language model memorised" names no detail to report; the detail
     rule "which model was used" once refused it although the right paper was first."""
     question = "Is there a paper on auditing what a fine-tuned language model memorised?"
     answer = bot.ask(question, backend="extractive")
@@ -262,3 +262,26 @@ def test_a_question_mentioning_a_language_model_is_not_read_as_asking_which_mode
     assert bot.plan("Which pretrained language model do the P2P authors fine-tune?").verdict.missing == (
         "which model was used"
     )
+
+
+def test_a_rate_the_abstract_reports_is_answered_not_refused(seeded, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The FedConformer case: the question asks for a rate, the abstract states it in the same
+    sentence that names it. The near-miss rule must not refuse ("does not report a rate")."""
+    import json
+
+    abstract = (
+        "We present HarborSpeech, a federated conformer for on-device speech recognition across "
+        "hospital wards. Clients train locally and share only low-rank adapter updates. "
+        "On a multi-site clinical dictation corpus, HarborSpeech reduces word error rate from "
+        "14.1% to 10.3% while cutting upload traffic by 6x."
+    )
+    path = tmp_path / "harbor.jsonl"
+    record = {"title": "HarborSpeech: federated conformers for clinical dictation", "abstract": abstract}
+    path.write_text(json.dumps(record) + "\n")
+    assert seeded.ingest([path]).added == 1
+    answer = seeded.ask("What word error rate does HarborSpeech reach?")
+    assert not answer.refused, answer.reason
+    assert "10.3%" in answer.text and answer.citations[0].paper.title.startswith("HarborSpeech")
+    # The rule still refuses a detail the abstract does not report.
+    missing = seeded.ask("What learning rate does HarborSpeech use?")
+    assert missing.refused and "HarborSpeech" in (missing.reason or "")

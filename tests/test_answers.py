@@ -72,6 +72,48 @@ def test_planted_wrong_citations_are_removed_or_recited(bot) -> None:
     assert "[9]" not in text and "[1]" in text and "[2]" not in text
 
 
+def test_a_number_the_cited_abstract_does_not_state_is_not_supported(bot) -> None:
+    """Close in meaning is not enough: '10 bits' is made up, 'three requirements' is stated."""
+    hits = list(bot.search("PrivateSeal watermarking framework for pre-existing images", k=3))
+    n = next(i + 1 for i, h in enumerate(hits) if SEAL_TEXT in h.paper.abstract)
+    reply = [
+        f"PrivateSeal, a watermarking framework for pre-existing images, hides 10 bits of payload [{n}]. ",
+        f"Existing watermarking methods fail to satisfy three practical requirements [{n}]. ",
+        f"Existing watermarking methods fail to satisfy 3 practical requirements [{n}]. ",
+        f"Existing watermarking methods fail to satisfy four practical requirements [{n}]. ",
+    ]
+    checker = Checker(hits, bot.embedder, threshold=0.45, margin=0.08)
+    list(checked_events(iter(reply), checker))
+    made_up, words, digits, wrong = checker.results
+    assert not made_up.supported and "states 10" in (made_up.note or "")
+    assert words.supported and digits.supported
+    assert not wrong.supported and "states four" in (wrong.note or "")
+    # without the numbers, the first sentence is close enough: only the number decides
+    assert (
+        Checker(hits, bot.embedder, threshold=0.45, margin=0.08)
+        .check(f"PrivateSeal is a watermarking framework for pre-existing images [{n}].")
+        .endswith("[1].")
+    )
+
+
+def test_a_citation_used_as_a_noun_stays_in_place_and_is_renumbered(bot) -> None:
+    hits = list(bot.search("PrivateSeal watermarking framework for pre-existing images", k=3))
+    n = next(i + 1 for i, h in enumerate(hits) if SEAL_TEXT in h.paper.abstract)
+    reply = [
+        f"Watermarks must survive diffusion-based editing and regeneration [{n}]. ",
+        f"[{n}] proposes PrivateSeal, a watermarking framework for pre-existing images. ",
+        f"As shown in [{n}], the embedded message is recovered via a simple latent-space projection. ",
+    ]
+    checker = Checker(hits, bot.embedder, threshold=0.45, margin=0.08)
+    texts = [e.text for e in checked_events(iter(reply), checker) if isinstance(e, SentenceChecked)]
+    assert texts == [
+        "Watermarks must survive diffusion-based editing and regeneration [1].",
+        "[1] proposes PrivateSeal, a watermarking framework for pre-existing images.",
+        "As shown in [1], the embedded message is recovered via a simple latent-space projection.",
+    ]
+    assert all(r.supported and r.citations == (1,) for r in checker.results)
+
+
 # --- real local models ---------------------------------------------------------------
 
 

@@ -1,0 +1,100 @@
+"""Quantities a sentence states, so a claim's numbers can be checked against its source.
+
+A cosine cannot tell "reduces error by 12%" from "by 21%": the citation check asks, in
+addition, that every quantity of an answer sentence is stated by the abstract it cites.
+A quantity is a number written in digits ("12.4", "12.4 %", "1,024", "3×", "1.5M") or
+in words ("two" … "twenty", "thirty" … "ninety", "1.5 million"); a range ("12–15")
+is its two ends. Numbers that are part of a name are not quantities: "GPT-4",
+"ResNet-50", "F1", "3D", "L2", "Qwen2.5" (a digit touching a letter, or joined to one
+by a hyphen).
+
+A sentence's number matches a source's number when they are equal at the sentence's
+precision: "about 12%" is stated by an abstract that says "12.4%", "12.40" by "12.4";
+"21%" is not.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+_WORDS = {
+    "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
+    "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+    "ninety": 90, "hundred": 100, "twice": 2, "twofold": 2, "threefold": 3, "fourfold": 4,
+    "fivefold": 5, "tenfold": 10,
+}  # fmt: skip
+_SCALE = {
+    "k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "bn": 1e9, "billion": 1e9,
+    "t": 1e12, "trillion": 1e12,
+}  # fmt: skip
+
+# A number in digits: not part of a name ("GPT-4", "F1", "Qwen2.5", "3D"), thousands
+# separators allowed, optional decimals, then optionally a scale: a word ("1.5 million",
+# "2 bn") or a letter written against the digits ("1.5M", "7B", "10k"); a multiplication
+# sign may follow ("3x", "3×").
+_NUMBER = re.compile(
+    r"(?<![A-Za-z0-9.])(?<![A-Za-z]-)(?<![A-Za-z]_)"
+    r"(\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.(\d+))?"
+    r"(?:\s?(thousand|million|billion|trillion|bn)|([kKmMbBtT]))?"
+    r"(?![A-Za-z0-9](?<![xX])|\.\d|-[A-Za-z])"
+)
+_PERCENT = re.compile(r"\s?(?:%|percent\b|per cent\b|pp\b|percentage points?\b)")
+_CITATION = re.compile(r"\[\d+(?:\s*[,;]\s*\d+)*\]")
+_WORD_NUMBER = re.compile(
+    r"\b(" + "|".join(sorted(_WORDS, key=len, reverse=True)) + r")\b"
+    r"(?:\s+(thousand|million|billion|trillion))?",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number as written: its value and the place value of its last digit ("12.4": 0.1)."""
+
+    value: float
+    step: float
+    text: str
+    percent: bool = False
+
+    def stated_by(self, other: Quantity) -> bool:
+        """`other` says this at this quantity's precision: "12%" is stated by "12.4%", not by
+        "12.6%" or "21%"; "12.40" only by 12.4 itself; "91%" by "0.91"."""
+        if self.percent != other.percent:
+            factor = 100.0 if self.percent else 0.01
+            other = Quantity(other.value * factor, other.step * factor, other.text, self.percent)
+        if abs(other.value - self.value) <= 1e-9 * max(1.0, abs(self.value)):
+            return True
+        return other.step < self.step and abs(other.value - self.value) <= self.step / 2 * (1 + 1e-9)
+
+
+def _clean(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text)
+    text = _CITATION.sub(" ", text.replace("\\%", "%").replace("\\,", " "))
+    return re.sub(r"(?<=\d)[-\u2010-\u2015\u2212~](?=\d)", " ", text)  # a range: 12–15 -> 12 15
+
+
+def quantities(text: str) -> list[Quantity]:
+    """Every quantity of a text (years and counts included; names with digits excluded)."""
+    text = _clean(text)
+    found: list[Quantity] = []
+    for m in _NUMBER.finditer(text):
+        whole, frac, word, letter = m.groups()
+        scale = _SCALE[(word or letter or "").lower()] if (word or letter) else 1.0
+        value = float(whole.replace(",", "") + ("." + frac if frac else ""))
+        step = 10.0 ** -(len(frac) if frac else 0)
+        percent = bool(_PERCENT.match(text, m.end()))
+        found.append(Quantity(value * scale, step * scale, m.group(0).strip(), percent))
+    for m in _WORD_NUMBER.finditer(text):
+        scale = _SCALE[m.group(2).lower()] if m.group(2) else 1.0
+        percent = bool(_PERCENT.match(text, m.end()))
+        found.append(Quantity(_WORDS[m.group(1).lower()] * scale, scale, m.group(0), percent))
+    return found
+
+
+def unstated(mine: list[Quantity], theirs: list[Quantity]) -> list[Quantity]:
+    """The quantities of `mine` that none of `theirs` states."""
+    return [q for q in mine if not any(q.stated_by(t) for t in theirs)]

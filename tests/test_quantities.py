@@ -1,0 +1,49 @@
+"""Quantities in answer sentences: what counts as one and when a source states it."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.quantities import quantities, unstated
+
+
+def values(text: str) -> list[float]:
+    return [q.value for q in quantities(text)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("reduces word error rate from 12.4% to 9.8%", [12.4, 9.8]),
+        ("GPT-4, ResNet-50, Qwen2.5, F1 and 3D are names, 0.91 is not", [0.91]),
+        ("1,024 tokens, 1.5M parameters, a 7B model, 10k images", [1024, 1.5e6, 7e9, 1e4]),
+        ("3x faster and 3× cheaper", [3, 3]),
+        ("2-5 epochs, 12–15 hours", [2, 5, 12, 15]),
+        ("two datasets, twenty tasks and 1.5 million users", [1.5e6, 2, 20]),
+        ("a 12\\% gain [1, 2] in 2024", [12, 2024]),
+    ],
+)
+def test_quantities_are_read_as_written(text: str, expected: list[float]) -> None:
+    assert values(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "source", "missing"),
+    [
+        ("It reaches about 12% accuracy.", "we get 12.4 % accuracy", []),
+        ("It reaches 21% accuracy.", "we get 12.4 % accuracy", ["21%"]),
+        ("It reaches 13% accuracy.", "we get 12.4 % accuracy", ["13%"]),
+        ("It reaches 99.9% on every benchmark.", "accuracy of 91.2% on MNIST", ["99.9%"]),
+        ("Accuracy is 91%.", "an accuracy of 0.91", []),
+        ("It uses 2 datasets.", "on two datasets", []),
+        ("It trains 1.5 million users.", "1.5M users", []),
+        ("It scores 12.40.", "it scores 12.4", []),
+        ("It scores 12.41.", "it scores 12.4", ["12.41"]),
+        ("GPT-4 is compared.", "we compare with GPT-3", []),
+    ],
+)
+def test_a_quantity_counts_only_if_the_source_states_it(
+    sentence: str, source: str, missing: list[str]
+) -> None:
+    gone = unstated(quantities(sentence), quantities(source))
+    assert [q.text + ("%" if q.percent else "") for q in gone] == missing
