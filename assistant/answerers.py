@@ -5,7 +5,7 @@ events. Catalogue questions, "which papers" questions and refusals decided on th
 evidence are answered alike by all of them; only content questions reach a model.
 
 Backends are registered by name: `extractive` (no LLM) and the chat models of
-`assistant.llms` (`llama-cpp`, `openai`, `ollama`). `register(name, factory)` adds
+`assistant.answer.llms` (`llama-cpp`, `openai`, `ollama`). `register(name, factory)` adds
 another one (a factory gets the settings and returns a `ChatModel`); the settings'
 `backend` accepts exactly the registered names.
 """
@@ -18,15 +18,22 @@ from dataclasses import replace
 from itertools import chain
 from typing import Protocol
 
+from assistant.answer.catalogue_answers import catalogue_answer, several_answer
+from assistant.answer.checker import Checker
+from assistant.answer.citations import cite
+from assistant.answer.extractive import compose, pick
+from assistant.answer.llms import ChatModel, chat_model
+from assistant.answer.model_answer import (
+    answer_messages,
+    build_context,
+    checked_events,
+    is_refusal,
+    synthesis_messages,
+)
+from assistant.answer.plan import Plan
 from assistant.backends import EXTRACTIVE, backend_names, register
-from assistant.checker import Checker
 from assistant.config import Settings
-from assistant.embed import Embedder
-from assistant.extractive import cite, compose, pick
-from assistant.generate import answer_messages, build_context, checked_events, is_refusal, synthesis_messages
-from assistant.listing import catalogue_answer, several_answer
-from assistant.llms import ChatModel, chat_model
-from assistant.plan import Plan
+from assistant.index.embed import Embedder
 from assistant.types import Answer, Event, Hit, SentenceChecked, TextDelta
 
 # `register` and `backend_names` live in the leaf `assistant.backends`; this stays their

@@ -10,14 +10,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from assistant import registry
+from assistant.answer.evidence import score_sentences
+from assistant.answer.plan import Plan, judge
+from assistant.answer.route import decide
 from assistant.answerers import answerer, backend_names
-from assistant.catalogue import Catalogue, Stats
 from assistant.config import Settings
-from assistant.embed import Embedder
-from assistant.errors import ConfigError
-from assistant.evidence import score_sentences
-from assistant.indexing import (
+from assistant.corpus.ingest import IngestReport, ingest
+from assistant.corpus.removal import RemoveReport, remove
+from assistant.corpus.strong_index import (
     BACKGROUND_BATCH,
     Builder,
     IndexStatus,
@@ -26,14 +26,14 @@ from assistant.indexing import (
     mirror,
     strong_count,
 )
-from assistant.ingest import IngestReport, ingest
-from assistant.library import RemoveReport, remove
-from assistant.live import Live
-from assistant.plan import Plan, judge
-from assistant.questions import History, clean_question, standalone
-from assistant.retrieve import HybridRetriever, check_k
-from assistant.route import decide
-from assistant.store import VectorStore
+from assistant.errors import ConfigError
+from assistant.index import known_stores
+from assistant.index.catalogue import Catalogue, Stats
+from assistant.index.embed import Embedder
+from assistant.index.store import VectorStore
+from assistant.search.live import Live
+from assistant.search.questions import History, clean_question, standalone
+from assistant.search.retrieve import HybridRetriever, check_k
 from assistant.types import Answer, Event, Filters, SearchResult
 
 FilterInput = Mapping[str, Any] | Filters | None
@@ -170,7 +170,9 @@ class Assistant:
         report = ingest(list(paths), self.store, self.embedder, self.settings, strict, progress, sync=sync)
         self._after_change()
         if report.added:
-            registry.remember(self.settings.data_dir, self.settings.chroma_url, self.catalogue.n, own=True)
+            known_stores.remember(
+                self.settings.data_dir, self.settings.chroma_url, self.catalogue.n, own=True
+            )
         return report
 
     def remove(self, paths: Iterable[Path | str] = (), ids: Iterable[str] = ()) -> RemoveReport:
@@ -212,7 +214,7 @@ class Assistant:
         answering = strong.settings.index_embedder if self._strong_complete(n) else fast.embedder_name
         building = self._builder is not None and self._builder.busy
         problem = (
-            None if usable else "not installed: `python -m assistant.models install embeddinggemma-300m`"
+            None if usable else "not installed: `python -m assistant.model_files install embeddinggemma-300m`"
         )
         if usable and self._builder is not None and self._builder.error:
             problem = f"the last build failed: {self._builder.error}"

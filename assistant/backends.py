@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 EXTRACTIVE = "extractive"
-BUILT_IN = ("llama-cpp", "openai", "ollama")  # chat models built by `assistant.llms`
+BUILT_IN = ("llama-cpp", "openai", "ollama")  # chat models built by `assistant.answer.llms`
 
 ChatFactory = Callable[[Any], Any]  # Settings -> ChatModel
 _REGISTERED: dict[str, ChatFactory] = {}

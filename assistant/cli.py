@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from assistant.as_json import answer_json, search_json
 from assistant.errors import EXIT_CODES, AssistantError, kind_of
-from assistant.results import answer_json, search_json
 
 
 def _filters(args: argparse.Namespace) -> dict[str, Any]:

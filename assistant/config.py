@@ -90,7 +90,7 @@ class Settings(BaseSettings):
         "app in the background, or `assistant index`) and answers once it holds every paper. "
         "all-minilm-l6-v2: the fast index only. embeddinggemma-300m: the strong index only "
         "(ingestion embeds with it; about 10x slower). all-mpnet-base-v2: an older option. Models "
-        "other than MiniLM come from `python -m assistant.models install NAME` (make install does). "
+        "other than MiniLM come from `python -m assistant.model_files install NAME` (make install does). "
         "Each embedder keeps its own index (Chroma collection, catalogue, BM25), never mixed.",
     )
     index_in_background: bool = Field(
@@ -356,7 +356,7 @@ class Settings(BaseSettings):
 
     @property
     def snapshot_dir(self) -> Path:
-        """The catalogue snapshot of this store (see assistant.snapshot)."""
+        """The catalogue snapshot of this store (see assistant.index.snapshot)."""
         return self.data_dir / f"catalogue{self._store_key}"
 
     @property
@@ -372,7 +372,7 @@ class Settings(BaseSettings):
         if self.embedder_path is not None:
             return self.embedder_path
         if self.index_embedder != BUNDLED_EMBEDDER:
-            from assistant.models import embedder_path
+            from assistant.model_files import embedder_path
 
             return embedder_path(self.index_embedder)
         return self.bundled_embedder_path()

@@ -21,7 +21,7 @@ from llama_index.core.query_engine import CustomQueryEngine
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from assistant.results import answer_json
+from assistant.as_json import answer_json
 from assistant.types import Answer, Filters, Hit, Paper
 
 # An LLM reading the nodes (and an embedder) sees what a citation needs: title, authors,

@@ -2,7 +2,7 @@
 (Claude Desktop, IDE agents, any client of the official SDK).
 
 Results are structured content in the same JSON shapes the CLI prints with --json
-(`assistant.results`), so a script that reads one reads the other. A user mistake (an
+(`assistant.as_json`), so a script that reads one reads the other. A user mistake (an
 unknown venue, an empty question, k out of range) is a tool error whose text is exactly the
 one-line message the CLI prints after "error: ", with its kind ("user", "store", "backend")
 in the structured content: the calling model can read it and correct its call.
@@ -32,8 +32,8 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import ValidationError
 
 from assistant.api import Assistant
+from assistant.as_json import answer_json, search_json
 from assistant.errors import EXIT_CODES, AssistantError, kind_of
-from assistant.results import answer_json, search_json
 
 log = logging.getLogger(__name__)
 

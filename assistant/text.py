@@ -13,6 +13,21 @@ _MARKUP = re.compile(r"[$*_{}\\^~]")
 _WS = re.compile(r"\s+")
 
 
+def name_like(word: str, *, capitalised: bool = False, hyphenated: bool = False) -> bool:
+    """Does this word look like a name (PolySHAP, i-QN, 3DMatch)? An upper-case letter after
+    the first, or a digit; with `hyphenated` also a capitalised hyphenated word (Self-Refine);
+    with `capitalised` any capitalised word (ImageNet, Adult)."""
+    if len(word) < 2:
+        return False
+    if any(c.isupper() for c in word[1:]) or any(c.isdigit() for c in word):
+        return True
+    return word[0].isupper() and (capitalised or (hyphenated and "-" in word))
+
+
+# A year written in a question or a field: 1900-2099, not part of a longer number.
+YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})(?!\d)")
+
+
 def normalize(text: str) -> str:
     """What search sees: NFKC, plain dashes and spaces, no LaTeX/markdown markup."""
     text = unicodedata.normalize("NFKC", text).translate(_DASHES).translate(_SPACES)
@@ -107,3 +122,12 @@ def normalize_doi(value: str | None) -> str | None:
     text = re.sub(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", "", value.strip(), flags=re.IGNORECASE)
     text = text.strip().rstrip(".")
     return text.lower() if re.fullmatch(r"10\.\d{4,9}/\S+", text) else None
+
+
+def split_venue_year(text: str) -> tuple[str | None, int | None]:
+    """'NeurIPS 2025' -> ('NeurIPS', 2025); 'ICLR' -> ('ICLR', None)."""
+    match = re.fullmatch(r"\s*(.*?)\s*((?:19|20)\d{2})?\s*", text)
+    assert match is not None
+    venue = match.group(1).strip() or None
+    year = int(match.group(2)) if match.group(2) else None
+    return venue, year

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 from assistant.errors import FilterError
@@ -58,6 +58,19 @@ class Paper:
         out["doi_url"] = self.doi_url
         out["topic"] = self.topic
         return out
+
+
+def merge(old: Paper, new: Paper) -> Paper:
+    """The same abstract seen twice: keep the first's fields, fill gaps, join sources."""
+    filled: dict[str, Any] = {}
+    for name in ("title", "venue", "year", "area", "subarea", "comment", "url", "external_id", "doi"):
+        if getattr(old, name) in (None, "") and getattr(new, name) not in (None, ""):
+            filled[name] = getattr(new, name)
+    if not old.authors and new.authors:
+        filled["authors"] = new.authors
+    sources = old.sources + tuple(s for s in new.sources if s not in old.sources)
+    keys = old.keys + tuple(k for k in new.keys if k not in old.keys)
+    return replace(old, sources=sources, keys=keys, **filled)
 
 
 def source_file(source: str) -> str:

@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 from assistant import Assistant
+from assistant.answer.llms import chat_model
+from assistant.answer.model_answer import answer_messages, build_context
 from assistant.config import DEFAULT_SEEDS
-from assistant.generate import answer_messages, build_context
-from assistant.llms import chat_model
 from assistant.types import Answer, Sources, TextDelta
 from eval.questions import SETS, load_questions
 

@@ -22,12 +22,12 @@ import time
 import numpy as np
 
 from assistant.config import DEFAULT_SEEDS, Settings
-from assistant.corpus import load_papers
-from assistant.embed import Embedder
+from assistant.corpus.readers import load_papers
 from assistant.errors import ConfigError
-from assistant.lexical import LexicalIndex
-from assistant.models import EMBEDDERS, embedder_path
-from assistant.retrieve import Fusion, candidates, fuse
+from assistant.index.embed import Embedder
+from assistant.index.lexical import LexicalIndex
+from assistant.model_files import EMBEDDERS, embedder_path
+from assistant.search.retrieve import Fusion, candidates, fuse
 from benchmarks.run import CACHE, LINES, RESULTS, say
 from eval.metrics import mean, mrr_at, ndcg_at, percentile, recall_at
 from eval.questions import SCIFACT, SETS, load_questions, load_scifact

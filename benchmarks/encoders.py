@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from assistant.config import Settings
-from assistant.embed import PROFILES
-from assistant.models import embedder_path
+from assistant.index.embed import PROFILES
+from assistant.model_files import embedder_path
 from benchmarks.run import say
 from eval.questions import SCIFACT
 

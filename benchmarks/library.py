@@ -28,10 +28,10 @@ import numpy as np
 
 from assistant import Assistant
 from assistant.config import Settings
-from assistant.embed import Embedder
-from assistant.ingest import ingest
-from assistant.library import remove
-from assistant.store import VectorStore
+from assistant.corpus.ingest import ingest
+from assistant.corpus.removal import remove
+from assistant.index.embed import Embedder
+from assistant.index.store import VectorStore
 from assistant.text import paper_id
 from benchmarks.synth import write_corpus
 

@@ -27,10 +27,10 @@ import numpy as np
 
 from assistant import Assistant
 from assistant.config import DEFAULT_SEEDS, Settings
-from assistant.corpus import load_papers
-from assistant.embed import Embedder
-from assistant.ingest import ingest
-from assistant.store import VectorStore
+from assistant.corpus.ingest import ingest
+from assistant.corpus.readers import load_papers
+from assistant.index.embed import Embedder
+from assistant.index.store import VectorStore
 from benchmarks.servers import start_chroma, stop
 from benchmarks.synth import mixed_vectors, record
 from eval.metrics import percentile
@@ -307,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
         for n in big:
             import random
 
-            from assistant.records import record_to_paper
+            from assistant.corpus.records import record_to_paper
 
             rng = random.Random(0)
             papers = [record_to_paper(record(rng, i), f"synthetic:{i}") for i in range(n)]

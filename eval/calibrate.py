@@ -6,7 +6,7 @@
 With embedder=auto the seeds' EmbeddingGemma index is built first, so the thresholds are
 calibrated for the index that answers by default (`--fast-index`: the MiniLM one).
 
-The evidence score (`assistant.plan.evidence_score`) of every question is computed
+The evidence score (`assistant.answer.plan.evidence_score`) of every question is computed
 with the default retrieval. Answerable questions are the positives; the negatives
 are questions no abstract answers because no paper is about them (our off-corpus,
 off-topic and unanswerable questions; SciFact's claims without evidence). Near-miss

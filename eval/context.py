@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from assistant import Assistant
+from assistant.answer.model_answer import build_context
 from assistant.config import DEFAULT_SEEDS
-from assistant.generate import build_context
 from eval.metrics import fact_hit, mean
 from eval.questions import SETS, load_questions
 

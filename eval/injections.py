@@ -25,8 +25,8 @@ import unicodedata
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from assistant.corpus import load_papers
-from assistant.injection import field_flag, flag_sentences
+from assistant.answer.injection import field_flag, flag_sentences
+from assistant.corpus.readers import load_papers
 from assistant.text import split_sentences
 from eval.questions import SCIFACT
 

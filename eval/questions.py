@@ -69,7 +69,7 @@ def load_questions(path: Path = HELDOUT_QUESTIONS, papers: Sequence[Paper] | Non
     """Questions with their gold quotes resolved to the ids of `papers` (default: the seeds)."""
     if papers is None:
         from assistant.config import DEFAULT_SEEDS
-        from assistant.corpus import load_papers
+        from assistant.corpus.readers import load_papers
 
         papers = load_papers([DEFAULT_SEEDS])[0]
     texts = [(p.id, " ".join(p.abstract.split())) for p in papers]

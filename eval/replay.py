@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from assistant import Assistant
+from assistant.answer.llms import Message
 from assistant.answerers import register
 from assistant.config import DEFAULT_SEEDS, Settings
-from assistant.llms import Message
 from assistant.types import REFUSAL
 from eval.harness import answer_table, ask_one
 from eval.questions import SETS, load_questions

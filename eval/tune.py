@@ -3,8 +3,8 @@
     python -m eval.tune                                  # the bundled all-MiniLM-L6-v2
     python -m eval.tune --embedder embeddinggemma-300m --scifact-first 1536   # a subset: ~2,000 abstracts
 
-Dense and BM25 candidates come from `assistant.retrieve.candidates` and are combined
-by `assistant.retrieve.fuse`, exactly as `Assistant.search` does (the top
+Dense and BM25 candidates come from `assistant.search.retrieve.candidates` and are combined
+by `assistant.search.retrieve.fuse`, exactly as `Assistant.search` does (the top
 `candidates` of each side, min-max normalised over them). Two pools of questions
 are used: SciFact's train claims (5,183 abstracts) and our own answerable questions
 over the seeds (`heldout`, `heldout2` and `seeds`: paraphrases, follow-ups...; never
@@ -26,11 +26,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from assistant.config import DEFAULT_SEEDS, Settings
-from assistant.corpus import load_papers
-from assistant.embed import Embedder
-from assistant.indexing import index_embedder
-from assistant.lexical import LexicalIndex
-from assistant.retrieve import Fusion, candidates, fuse
+from assistant.corpus.readers import load_papers
+from assistant.corpus.strong_index import index_embedder
+from assistant.index.embed import Embedder
+from assistant.index.lexical import LexicalIndex
+from assistant.search.retrieve import Fusion, candidates, fuse
 from benchmarks.run import scifact_vectors
 from eval.metrics import mean, mrr_at, ndcg_at, recall_at
 from eval.questions import SETS, load_questions, load_scifact

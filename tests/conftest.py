@@ -83,7 +83,7 @@ def remote(opened: list[object]) -> list[object]:
 
 def needs_default() -> None:
     """Skip unless the default local model is installed (`make install` installs it)."""
-    from assistant.models import MODELS, models_dir
+    from assistant.model_files import MODELS, models_dir
 
     if not (models_dir() / MODELS["qwen2.5-coder-1.5b"].filename).is_file():
         pytest.skip("the default model is not installed: run `make install`")

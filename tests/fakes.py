@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from assistant.answer.llms import Message
 from assistant.answerers import register
 from assistant.config import Settings
-from assistant.llms import Message
 
 
 class ScriptedModel:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from assistant import Answer
-from assistant.questions import conversation, standalone
+from assistant.search.questions import conversation, standalone
 from assistant.types import REFUSAL, SentenceChecked, Sources, TextDelta
 from tests.conftest import paper_id
 from tests.fakes import SCRIPTED
@@ -218,7 +218,7 @@ def test_every_history_shape_gives_the_same_conversation(history) -> None:  # ty
 
 def test_worked_example_is_a_fixed_turn_before_the_question(bot) -> None:  # type: ignore[no-untyped-def]
     from assistant import Assistant
-    from assistant.prompts import EXAMPLE_ANSWER
+    from assistant.answer.prompts import EXAMPLE_ANSWER
 
     for on in (False, True):
         SCRIPTED.script("PrivateSeal is a watermarking framework [1].")
@@ -235,7 +235,7 @@ def test_worked_example_is_a_fixed_turn_before_the_question(bot) -> None:  # typ
 def test_a_cited_sentence_mentioning_missing_information_is_kept(bot) -> None:
     """Only a sentence that says nothing but "not found" is a refusal: one that cites its
     abstract and merely contains "no information about" is a claim, checked and kept."""
-    from assistant.generate import is_refusal
+    from assistant.answer.model_answer import is_refusal
 
     assert is_refusal("I could not find this in the indexed abstracts.")
     assert is_refusal("The abstracts provide no information about the learning rate.")

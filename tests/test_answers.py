@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from assistant import Answer, Assistant
-from assistant.checker import Checker
+from assistant.answer.checker import Checker
+from assistant.answer.model_answer import checked_events
 from assistant.errors import ConfigError, LLMError, QuestionError
-from assistant.generate import checked_events
-from assistant.models import MODELS, models_dir
+from assistant.model_files import MODELS, models_dir
 from assistant.types import SentenceChecked, Sources, TextDelta
 from benchmarks.servers import free_port, start, stop
 from tests.conftest import SEEDS, paper_id, remote
@@ -304,7 +304,7 @@ def test_too_long_question_names_the_limit(bot) -> None:
 
 
 def test_bracketed_years_in_abstracts_do_not_look_like_citations() -> None:
-    from assistant.extractive import cite
+    from assistant.answer.citations import cite
 
     assert (
         cite("Since Arrow and Debreu [1954] it is known.", (2,))

@@ -11,9 +11,9 @@ from pathlib import Path
 import bibtexparser
 import pytest
 
-from assistant.bibtex import is_csl_json, read_bibtex, read_csl_json, to_bibtex
-from assistant.corpus import load_papers
-from assistant.records import Problem
+from assistant.corpus.bibtex import is_csl_json, read_bibtex, read_csl_json, to_bibtex
+from assistant.corpus.readers import load_papers
+from assistant.corpus.records import Problem
 from assistant.text import paper_id
 from assistant.types import Paper
 from tests.conftest import SEEDS

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from assistant.corpus import is_author_line, load_papers
+from assistant.corpus.readers import is_author_line, load_papers
+from assistant.corpus.records import parse_authors, venue_from_comment
 from assistant.errors import CorpusError
-from assistant.records import parse_authors, venue_from_comment
 from assistant.text import normalize, paper_id
 from tests.conftest import SCIFACT, SEEDS
 

@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 
 from assistant import Assistant, Settings
-from assistant.corpus import load_papers
+from assistant.corpus.readers import load_papers
 from assistant.errors import ConfigError
-from assistant.models import EMBEDDERS, models_dir
+from assistant.model_files import EMBEDDERS, models_dir
 from tests.conftest import SEEDS
 
 MPNET = "all-mpnet-base-v2"
 INSTALLED = (models_dir() / EMBEDDERS[MPNET].folder / "model.safetensors").is_file()
 needs_mpnet = pytest.mark.skipif(
-    not INSTALLED, reason=f"run `python -m assistant.models install {MPNET}` (make install does)"
+    not INSTALLED, reason=f"run `python -m assistant.model_files install {MPNET}` (make install does)"
 )
 
 
@@ -34,7 +34,7 @@ def test_each_embedder_has_its_own_index(tmp_path: Path) -> None:
 def test_missing_embedder_says_how_to_install_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ASSISTANT_MODELS_DIR", str(tmp_path / "empty"))
     bot = Assistant(data_dir=tmp_path / "data", corpus=[SEEDS], embedder=MPNET)
-    with pytest.raises(ConfigError, match=f"python -m assistant.models install {MPNET}"):
+    with pytest.raises(ConfigError, match=f"python -m assistant.model_files install {MPNET}"):
         bot.search("graph neural networks")
 
 

@@ -12,7 +12,7 @@ import bibtexparser
 import pytest
 
 from assistant.cli import main
-from assistant.corpus import load_papers
+from assistant.corpus.readers import load_papers
 from assistant.errors import QuestionError
 
 WORDS = "model data learning graph sparse robust kernel policy token signal layer bound".split()

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from assistant import Assistant
+from assistant.answer.injection import is_instruction
 from assistant.errors import CorpusError, StoreError
-from assistant.injection import is_instruction
 from tests.conftest import SEEDS, paper_id
 
 ASSISTANT = str(Path(sys.executable).with_name("assistant"))
@@ -179,13 +179,13 @@ PROSE_INJECTIONS = {
 
 @pytest.mark.parametrize("sentence", PROSE_INJECTIONS.values(), ids=PROSE_INJECTIONS.keys())
 def test_prose_instructions_are_flagged_whatever_the_spelling(sentence: str) -> None:
-    from assistant.injection import why_addressed
+    from assistant.answer.injection import why_addressed
 
     assert why_addressed(sentence), sentence
 
 
 def test_an_instruction_split_over_two_sentences_is_flagged_in_both_halves() -> None:
-    from assistant.injection import flag_sentences
+    from assistant.answer.injection import flag_sentences
 
     sentences = [
         "OrcaSeg segments sonar images of orcas with 91.2% accuracy on three survey datasets.",
@@ -198,7 +198,7 @@ def test_an_instruction_split_over_two_sentences_is_flagged_in_both_halves() -> 
 
 
 def test_a_sentence_in_another_language_is_not_evidence() -> None:
-    from assistant.injection import flag_sentences
+    from assistant.answer.injection import flag_sentences
 
     sentences = [
         "OrcaSeg segments sonar images of orcas with 91.2% accuracy on three survey datasets.",
@@ -214,7 +214,7 @@ def test_a_sentence_in_another_language_is_not_evidence() -> None:
 
 
 def test_papers_about_assistants_stay_evidence() -> None:
-    from assistant.injection import flag_sentences
+    from assistant.answer.injection import flag_sentences
 
     sentences = [
         "We evaluate whether chat assistants state their uncertainty when answering medical questions.",
@@ -226,7 +226,7 @@ def test_papers_about_assistants_stay_evidence() -> None:
 
 
 def test_a_hostile_abstract_is_marked_in_the_app_and_kept_from_the_model(seeded, tmp_path: Path) -> None:
-    from assistant.generate import _head
+    from assistant.answer.model_answer import _head
     from ui.render import card
 
     honest = (
@@ -250,7 +250,7 @@ def test_a_hostile_abstract_is_marked_in_the_app_and_kept_from_the_model(seeded,
 
 
 def test_no_real_abstract_is_mistaken_for_an_instruction() -> None:
-    from assistant.corpus import load_papers
+    from assistant.corpus.readers import load_papers
     from assistant.text import split_sentences
     from tests.conftest import SCIFACT
 
@@ -264,8 +264,8 @@ def test_no_real_abstract_is_mistaken_for_an_instruction() -> None:
 def test_no_real_abstract_is_flagged_by_the_prose_detector() -> None:
     """Every sentence of the seeds and of SciFact (about 45,000), read as abstracts are: no
     false positive (`python -m eval.injections` prints the same count)."""
-    from assistant.corpus import load_papers
-    from assistant.injection import abstract_flags
+    from assistant.answer.injection import abstract_flags
+    from assistant.corpus.readers import load_papers
     from tests.conftest import SCIFACT
 
     abstracts = [p.abstract for p in load_papers([SEEDS])[0]]
@@ -426,8 +426,8 @@ def test_search_works_while_the_disk_is_full(seeded, tmp_path: Path, monkeypatch
 
 
 def test_a_failed_lexical_save_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from assistant.corpus import load_papers
-    from assistant.lexical import LexicalIndex
+    from assistant.corpus.readers import load_papers
+    from assistant.index.lexical import LexicalIndex
 
     index = LexicalIndex.build(load_papers([SEEDS])[0])
 

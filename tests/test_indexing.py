@@ -12,14 +12,15 @@ import pytest
 
 from assistant import Assistant, indexing
 from assistant.config import STRONG_EMBEDDER
-from assistant.corpus import load_papers
+from assistant.corpus.readers import load_papers
 from assistant.errors import ConfigError
-from assistant.models import EMBEDDERS, models_dir
+from assistant.model_files import EMBEDDERS, models_dir
 from tests.conftest import SEEDS
 
 INSTALLED = (models_dir() / EMBEDDERS[STRONG_EMBEDDER].folder / "model.safetensors").is_file()
 needs_gemma = pytest.mark.skipif(
-    not INSTALLED, reason=f"run `python -m assistant.models install {STRONG_EMBEDDER}` (make install does)"
+    not INSTALLED,
+    reason=f"run `python -m assistant.model_files install {STRONG_EMBEDDER}` (make install does)",
 )
 FAST = "all-minilm-l6-v2"
 
@@ -164,9 +165,9 @@ def test_without_gemma_the_fast_index_answers_and_says_why(
     bot = Assistant(data_dir=tmp_path / "data", corpus=[corpus], backend="extractive")
     status = bot.index_status()
     assert status.answering == FAST and status.problem is not None
-    assert f"python -m assistant.models install {STRONG_EMBEDDER}" in status.line()
+    assert f"python -m assistant.model_files install {STRONG_EMBEDDER}" in status.line()
     assert not bot.start_indexing()
-    with pytest.raises(ConfigError, match=f"python -m assistant.models install {STRONG_EMBEDDER}"):
+    with pytest.raises(ConfigError, match=f"python -m assistant.model_files install {STRONG_EMBEDDER}"):
         bot.build_index()
     assert len(bot.search("equilibria", k=3)) == 3
 

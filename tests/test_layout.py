@@ -1,6 +1,6 @@
-"""The library's import graph: no cycle (imports inside functions count too), and the
-library never reaches into the app, the evaluation harness or the benchmarks (only the
-CLI may start the app)."""
+"""The library's import graph: no cycle (imports inside functions count too), the
+subpackages layered in pipeline order, and the library never reaches into the app, the
+evaluation harness or the benchmarks (only the CLI may start the app)."""
 
 from __future__ import annotations
 
@@ -82,8 +82,37 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_library_has_no_import_cycle() -> None:
     edges = graph()
-    assert "assistant.corpus" in edges and "assistant.records" in edges["assistant.bibtex"]
+    assert (
+        "assistant.corpus.readers" in edges and "assistant.corpus.records" in edges["assistant.corpus.bibtex"]
+    )
     assert cycles(edges) == []
+
+
+# Pipeline order: a subpackage imports only the foundation and the subpackages before it.
+# The foundation (settings, errors, text, typed values, model files) imports no subpackage;
+# the entry points (api, answerers, cli, mcp_server, llamaindex, as_json) import any.
+LAYERS = ("index", "corpus", "search", "answer")
+FOUNDATION = ("config", "errors", "text", "types", "paths", "backends", "model_files")
+
+
+def layer(module: str) -> int | None:
+    """-1 for the foundation, the layer's position for a subpackage, None for an entry point."""
+    part = module.split(".")[1] if "." in module else ""
+    if part in FOUNDATION:
+        return -1
+    return LAYERS.index(part) if part in LAYERS and module.count(".") >= 1 else None
+
+
+def test_the_subpackages_follow_the_pipeline() -> None:
+    edges = graph()
+    assert {m.split(".")[1] for m in edges if m.count(".") == 2} == set(LAYERS)
+    wrong = [
+        f"{a} -> {b}"
+        for a, targets in edges.items()
+        for b in targets
+        if (la := layer(a)) is not None and ((lb := layer(b)) is None or lb > la)
+    ]
+    assert wrong == []
 
 
 def test_the_cycle_check_finds_a_cycle() -> None:

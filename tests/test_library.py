@@ -11,7 +11,7 @@ import pytest
 
 from assistant import Assistant
 from assistant.cli import main
-from assistant.indexing import wait_for
+from assistant.corpus.strong_index import wait_for
 from tests.conftest import SEEDS
 
 SNAIL = (
@@ -95,7 +95,7 @@ def test_a_bibtex_entry_edited_under_the_same_key_is_updated_and_keeps_percent_s
     answer = seeded.ask("How fast do garden snails crawl on glass plates?")
     assert "[doi:10.1000/snail.2024](https://doi.org/10.1000/snail.2024)" in answer.markdown()
     assert "https://example.org/snail" in answer.markdown()
-    from assistant.bibtex import to_bibtex
+    from assistant.corpus.bibtex import to_bibtex
 
     assert "doi = {10.1000/snail.2024}" in to_bibtex([paper])
 

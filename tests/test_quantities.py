@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.quantities import quantities, unstated
+from assistant.answer.quantities import quantities, unstated
 
 
 def values(text: str) -> list[float]:

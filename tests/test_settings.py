@@ -91,7 +91,7 @@ def test_readme_documents_every_setting() -> None:
 
 def test_a_second_configuration_gets_its_own_chat_model(monkeypatch: pytest.MonkeyPatch) -> None:
     """The process-wide chat-model cache keys on every setting the model is built from."""
-    from assistant.llms import chat_model
+    from assistant.answer.llms import chat_model
 
     base = {"backend": "openai", "openai_base_url": "http://127.0.0.1:9/v1", "openai_model": "m"}
     monkeypatch.setenv("KEY_A", "first")

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from assistant import Assistant
+from assistant.corpus.ingest import write_lock
 from assistant.errors import StoreBusyError, StoreError
-from assistant.ingest import write_lock
 from tests.conftest import SEEDS
 
 

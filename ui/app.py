@@ -14,10 +14,10 @@ import gradio as gr
 
 from assistant.answerers import backend_names
 from assistant.api import Assistant
-from assistant.bibtex import to_bibtex
+from assistant.as_json import answer_json
+from assistant.corpus.bibtex import to_bibtex
 from assistant.errors import AssistantError, kind_of
-from assistant.questions import conversation
-from assistant.results import answer_json
+from assistant.search.questions import conversation
 from assistant.types import Answer, Citation, SentenceChecked, Sources, TextDelta
 from ui import render
 

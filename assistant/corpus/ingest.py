@@ -26,17 +26,17 @@ from pathlib import Path
 import numpy as np
 from filelock import FileLock, Timeout
 
-from assistant.changes import Changes, apply, key_file, with_file_sources
 from assistant.config import Settings
-from assistant.corpus import find_corpus_files, iter_papers, merge
-from assistant.embed import Embedder
+from assistant.corpus.changes import Changes, apply, key_file, with_file_sources
+from assistant.corpus.readers import find_corpus_files, iter_papers
+from assistant.corpus.records import Problem, stored_keys
 from assistant.errors import StoreBusyError, StoreError
-from assistant.lexical import LexicalIndex
-from assistant.records import Problem, stored_keys
-from assistant.snapshot import Loaded, Snapshot
-from assistant.store import MAX_AUTHORS, MAX_FIELD, Session, VectorStore, bounded, fill
+from assistant.index.embed import Embedder
+from assistant.index.lexical import LexicalIndex
+from assistant.index.snapshot import Loaded, Snapshot
+from assistant.index.store import MAX_AUTHORS, MAX_FIELD, Session, VectorStore, bounded, fill
 from assistant.text import legacy_paper_id
-from assistant.types import Paper, source_file
+from assistant.types import Paper, merge, source_file
 
 log = logging.getLogger(__name__)
 

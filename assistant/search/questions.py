@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assistant.errors import QuestionError
-from assistant.text import has_word_characters
+from assistant.text import has_word_characters, name_like
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _FOLLOW_UP = re.compile(
@@ -139,7 +139,9 @@ def standalone(
         )
         previous = previous[:limit].rsplit(" ", 1)[0] or previous[:limit]
     retrieval = f"{previous} {question}"
-    subject = next((t for t in _TOKEN.findall(previous) if _looks_specific(t) and is_key_term(t)), None)
+    subject = next(
+        (t for t in _TOKEN.findall(previous) if name_like(t, hyphenated=True) and is_key_term(t)), None
+    )
     body = _LEADING_AND.sub("", question)
     body = body[:1].upper() + body[1:]
     if subject:
@@ -149,11 +151,3 @@ def standalone(
         if n:
             return Standalone(replaced, retrieval, True, note)
     return Standalone(f"{body} (follow-up to: {previous})", retrieval, True, note)
-
-
-def _looks_specific(token: str) -> bool:
-    """A name-like token: an acronym, a CamelCase or hyphenated name, or one with digits."""
-    if len(token) < 2:
-        return False
-    inner_upper = any(c.isupper() for c in token[1:])
-    return inner_upper or any(c.isdigit() for c in token) or ("-" in token and token[0].isupper())

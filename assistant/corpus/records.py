@@ -11,7 +11,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assistant.text import fold, has_word_characters, make_label, normalize_doi, paper_id, strip_controls
+from assistant.text import (
+    fold,
+    has_word_characters,
+    make_label,
+    normalize_doi,
+    paper_id,
+    split_venue_year,
+    strip_controls,
+)
 from assistant.types import Paper, source_file
 
 MAX_RECORD_CHARS = 100_000
@@ -207,15 +215,6 @@ def split_topic(value: Any) -> tuple[str | None, str | None]:
         area, subarea = text.split("·", 1)
         return area.strip() or None, subarea.strip() or None
     return text, None
-
-
-def split_venue_year(text: str) -> tuple[str | None, int | None]:
-    """'NeurIPS 2025' -> ('NeurIPS', 2025); 'ICLR' -> ('ICLR', None)."""
-    match = re.fullmatch(r"\s*(.*?)\s*((?:19|20)\d{2})?\s*", text)
-    assert match is not None
-    venue = match.group(1).strip() or None
-    year = int(match.group(2)) if match.group(2) else None
-    return venue, year
 
 
 def venue_from_comment(comment: str) -> tuple[str | None, int | None]:

@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from assistant.config import Settings
-from assistant.evidence import (
+from assistant.answer.evidence import (
     ScoredSentence,
     Verdict,
     best_dense,
@@ -17,8 +16,9 @@ from assistant.evidence import (
     missing_names,
     requested_details,
 )
-from assistant.questions import Standalone
-from assistant.route import Route
+from assistant.answer.route import Route
+from assistant.config import Settings
+from assistant.search.questions import Standalone
 from assistant.types import REFUSAL, Answer, Citation, SearchResult, SentenceSupport, Sources
 
 

@@ -1,14 +1,13 @@
-"""What the retrieved abstracts can support: scored sentences, and the decision to answer.
-
-Whether to answer is decided here, on evidence, before any model runs:
+"""What the retrieved abstracts can support: scored sentences, the details they report,
+and the evidence verdict that `plan` acts on before any model runs:
 
 - the question must be on topic: a hit close in meaning (dense cosine), a sentence
   close to the question, or a rare corpus term in common with the top paper;
 - a question that asks for a specific kind of detail (a learning rate, a speed-up,
   an accuracy on a named benchmark, a regret bound, the code, the hardware...) is
   answerable only if the closest abstract reports that kind of detail;
-- sentences that read as instructions ("ignore previous instructions...", role tags,
-  "the answer is ...") are data, never evidence: they are left out of everything.
+- sentences that `injection` reads as addressed to AI tools are data, never evidence:
+  they are left out of everything.
 """
 
 from __future__ import annotations
@@ -19,18 +18,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assistant.embed import Embedder
-from assistant.injection import evidence_of
-from assistant.quantities import quantities
-from assistant.text import fold
+from assistant.answer.injection import evidence_of
+from assistant.answer.quantities import quantities
+from assistant.index.embed import Embedder
+from assistant.text import fold, name_like
 from assistant.types import Hit
 
-# --- instruction-like sentences: assistant.injection -------------------------------
+# --- instruction-like sentences: assistant.answer.injection -------------------------------
 
 
 def evidence_sentences(abstract: str) -> list[str]:
     """The abstract's sentences that may serve as evidence (text addressed to AI tools,
-    however spelled, left out: see assistant.injection)."""
+    however spelled, left out: see assistant.answer.injection)."""
     return evidence_of(abstract)
 
 
@@ -303,7 +302,7 @@ def missing_names(question: str, text: str) -> list[str]:
             or not any(c.isalpha() for c in word)
         ):
             continue
-        if not (word[0].isupper() or any(c.isupper() for c in word[1:]) or any(c.isdigit() for c in word)):
+        if not name_like(word, capitalised=True):
             continue
         key = fold(word)
         if key in folded or key.rstrip("s") in folded:

@@ -22,44 +22,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assistant.embed import Embedder
-from assistant.evidence import evidence_sentences
-from assistant.extractive import cite
-from assistant.quantities import Quantity, quantities, unstated
+from assistant.answer.citations import SLOT, cite, markers, noun_markers
+from assistant.answer.evidence import evidence_sentences
+from assistant.answer.quantities import Quantity, quantities, unstated
+from assistant.index.embed import Embedder
 from assistant.text import fold
 from assistant.types import Citation, Hit, SentenceSupport
-
-MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;]\s*\d+)*)\]")
-PARTIAL_MARKER = re.compile(r"\[[\d,;\s]*$")
-
-
-def markers(text: str) -> tuple[list[int], str]:
-    """'A claim [1, 3].' -> ([1, 3], 'A claim.')"""
-    numbers = [int(n) for m in MARKER.finditer(text) for n in re.split(r"[,;]", m.group(1))]
-    return numbers, MARKER.sub("", text).strip()
-
-
-# A citation used as a noun: "[1] shows that …", "as shown in [2], …", "unlike [3]".
-_NOUN_AFTER = frozenset(
-    "in by from see of to and with than cf cf. both unlike following like per versus vs vs.".split()
-)
-_SLOT = re.compile("\ue000(\\d+)\ue001")
-
-
-def noun_markers(text: str) -> tuple[str, list[int]]:
-    """The sentence with each citation used as a noun replaced by a slot (the marker's first
-    number), and those numbers. Other markers are left for `markers` to remove."""
-    out, nouns, last = [], [], 0
-    for m in MARKER.finditer(text):
-        before, after = text[: m.start()], text[m.end() :]
-        words = before.split()
-        starts = not words and re.match(r"\s+[a-z]", after) is not None
-        if starts or (words and words[-1].lower() in _NOUN_AFTER):
-            number = int(re.split(r"[,;]", m.group(1))[0])
-            out.append(text[last : m.start()] + ("" if starts else " ") + f"\ue000{number}\ue001")
-            nouns.append(number)
-            last = m.end()
-    return "".join(out) + text[last:], nouns
 
 
 @dataclass
@@ -106,7 +74,7 @@ class Checker:
         template, nouns = noun_markers(raw_sentence)
         if nouns:  # scored without the slots; shown with them, renumbered
             _, template = markers(template)
-            body = " ".join(_SLOT.sub("", template).split())
+            body = " ".join(SLOT.sub("", template).split())
         valid = [n for n in dict.fromkeys(given) if 1 <= n <= len(self.sources)]
         self.removed += len(given) - len(valid)
         vector = self.embedder.encode_one(body)
@@ -159,8 +127,8 @@ class Checker:
         if nouns and instead is None and kept:  # "[1] shows …" keeps its citation in place
             in_place = {n: self._number(n if n in kept else kept[0]) for n in nouns}
             trailing = tuple(n for n in numbers if n not in in_place.values())
-            body = _SLOT.sub(lambda m: f"[{in_place[int(m.group(1))]}]", cite(template, ()))
-            text = _SLOT.sub(lambda m: f"[{in_place[int(m.group(1))]}]", cite(template, trailing))
+            body = SLOT.sub(lambda m: f"[{in_place[int(m.group(1))]}]", cite(template, ()))
+            text = SLOT.sub(lambda m: f"[{in_place[int(m.group(1))]}]", cite(template, trailing))
         self.results.append(
             SentenceSupport(body, numbers, round(max(score, 0.0), 4), evidence, supported, note, recited)
         )

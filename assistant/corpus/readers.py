@@ -13,13 +13,11 @@ import json
 import re
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from assistant.bibtex import is_csl_json, read_bibtex, read_csl_json
-from assistant.errors import CorpusError
-from assistant.records import (
+from assistant.corpus.bibtex import is_csl_json, read_bibtex, read_csl_json
+from assistant.corpus.records import (
     MAX_RECORD_CHARS,
     Problem,
     ProblemSink,
@@ -29,8 +27,9 @@ from assistant.records import (
     venue_from_comment,
     warner,
 )
+from assistant.errors import CorpusError
 from assistant.text import has_word_characters, make_label, paper_id, strip_controls
-from assistant.types import Paper
+from assistant.types import Paper, merge
 
 SUPPORTED_SUFFIXES = (".txt", ".jsonl", ".json", ".csv", ".bib")
 
@@ -101,19 +100,6 @@ def load_papers(paths: Iterable[Path | str], strict: bool = False) -> tuple[list
     for paper in iter_papers(paths, problems.append, strict=strict):
         merged[paper.id] = merge(merged[paper.id], paper) if paper.id in merged else paper
     return list(merged.values()), problems
-
-
-def merge(old: Paper, new: Paper) -> Paper:
-    """The same abstract seen twice: keep the first's fields, fill gaps, join sources."""
-    filled: dict[str, Any] = {}
-    for name in ("title", "venue", "year", "area", "subarea", "comment", "url", "external_id", "doi"):
-        if getattr(old, name) in (None, "") and getattr(new, name) not in (None, ""):
-            filled[name] = getattr(new, name)
-    if not old.authors and new.authors:
-        filled["authors"] = new.authors
-    sources = old.sources + tuple(s for s in new.sources if s not in old.sources)
-    keys = old.keys + tuple(k for k in new.keys if k not in old.keys)
-    return replace(old, sources=sources, keys=keys, **filled)
 
 
 SETTLE_S = 1.0  # a file modified this recently may still be being written: wait until it is quiet

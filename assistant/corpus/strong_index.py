@@ -16,12 +16,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from assistant.changes import Changes, apply
 from assistant.config import Settings
-from assistant.embed import PROFILES, Embedder, Profile
-from assistant.ingest import save_lexical, sync_snapshot, writing
-from assistant.snapshot import Snapshot
-from assistant.store import VectorStore, bounded
+from assistant.corpus.changes import Changes, apply
+from assistant.corpus.ingest import save_lexical, sync_snapshot, writing
+from assistant.index.embed import PROFILES, Embedder, Profile
+from assistant.index.snapshot import Snapshot
+from assistant.index.store import VectorStore, bounded
 from assistant.types import Paper
 
 log = logging.getLogger(__name__)

@@ -7,14 +7,14 @@ sentences fail the citation check.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from assistant.answer.citations import cite
 from assistant.types import Citation, SentenceSupport
 
 if TYPE_CHECKING:
-    from assistant.evidence import ScoredSentence
+    from assistant.answer.evidence import ScoredSentence
 
 
 def pick(
@@ -73,18 +73,3 @@ def compose(
         parts.append(cite(sentence, (n,)))
         support.append(SentenceSupport(sentence, (n,), round(s.score, 4), s.text, True))
     return " ".join(parts), tuple(citations), tuple(support)
-
-
-_BRACKETED_NUMBER = re.compile(r"\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
-
-
-def cite(sentence: str, numbers: tuple[int, ...]) -> str:
-    """'A claim.' -> 'A claim [1].' A bracketed number quoted from an abstract
-    ('Arrow and Debreu [1954]') becomes '(1954)' so it cannot pass for a citation."""
-    sentence = _BRACKETED_NUMBER.sub(r"(\1)", sentence)
-    marks = "".join(f"[{n}]" for n in numbers)
-    if not marks:
-        return sentence
-    if sentence[-1:] in ".!?":
-        return f"{sentence[:-1]} {marks}{sentence[-1]}"
-    return f"{sentence} {marks}"

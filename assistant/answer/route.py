@@ -18,7 +18,7 @@ from typing import Literal
 
 import numpy as np
 
-from assistant.catalogue import Catalogue
+from assistant.index.catalogue import Catalogue
 from assistant.text import fold
 from assistant.types import Filters, Paper, SearchResult
 
@@ -238,13 +238,3 @@ def _parts(question: str) -> list[str]:
         question,
     )
     return [p.strip(" ?.:") for p in pieces if len(p.split()) >= 1 and any(c.isalpha() for c in p)]
-
-
-def named_terms(question: str) -> list[str]:
-    """Name-like words of a question (PolySHAP, i-QN, ProjKAN): each may name one paper."""
-    words = re.findall(r"(?<![\w-])([A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)", question)
-    return [
-        w
-        for i, w in enumerate(words)
-        if len(w) >= 2 and (any(c.isupper() for c in w[1:]) or any(c.isdigit() for c in w))
-    ]

@@ -9,14 +9,14 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from assistant.catalogue import Catalogue
 from assistant.config import Settings
-from assistant.embed import Embedder
 from assistant.errors import FilterError
-from assistant.lexical import LexicalIndex
-from assistant.route import named_terms
+from assistant.index.catalogue import Catalogue
+from assistant.index.embed import Embedder
+from assistant.index.lexical import LexicalIndex
+from assistant.search.understand import QuestionReader, named_terms
+from assistant.text import YEAR
 from assistant.types import Filters, Hit, SearchResult
-from assistant.understand import QuestionReader
 
 
 @dataclass
@@ -292,7 +292,7 @@ def check_k(k: int | None, default: int, largest: int) -> int:
 
 def _names_two_values(question: str, years: Sequence[int]) -> bool:
     """'The NeurIPS 2025 and ICLR 2026 papers': two years named, so no single filter applies."""
-    found = {int(y) for y in re.findall(r"(?<!\d)((?:19|20)\d{2})(?!\d)", question)}
+    found = {int(y) for y in YEAR.findall(question)}
     return len(found & set(years)) >= 2
 
 

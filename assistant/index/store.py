@@ -7,7 +7,7 @@ The collection has no embedding function (Chroma's default would try a download)
 The embedded store is opened for one piece of work at a time (`session()`) and
 closed after it: an embedded client that stays open keeps segment state that goes
 stale when another process writes, and may later write it back. Searching never
-reads Chroma: it uses the snapshot (`assistant.snapshot`).
+reads Chroma: it uses the snapshot (`assistant.index.snapshot`).
 
 Every metadata field is bounded (`bounded_metadata`): one record whose metadata
 exceeds what Chroma's log accepts (about 150 KB) makes an embedded store
@@ -29,7 +29,7 @@ import numpy as np
 from assistant.config import Settings
 from assistant.errors import ConfigError, StoreError
 from assistant.text import fold
-from assistant.types import Paper
+from assistant.types import Paper, merge
 
 log = logging.getLogger(__name__)
 
@@ -123,8 +123,6 @@ def paper_from_record(pid: str, document: str, meta: dict[str, Any]) -> Paper:
 def fill(stored: Paper, seen: Paper) -> Paper:
     """The stored paper with the sources of `seen` added and its empty fields filled from it."""
     from dataclasses import replace
-
-    from assistant.corpus import merge
 
     merged = merge(stored, replace(seen, id=stored.id))
     if merged.title and not stored.title:

@@ -10,8 +10,8 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from assistant.catalogue import Catalogue
-from assistant.text import fold
+from assistant.index.catalogue import Catalogue
+from assistant.text import YEAR, fold, name_like
 from assistant.types import Filters
 
 _KIND = re.compile(r"\b(papers?|works?|topic|area|track|articles?)\b")
@@ -66,7 +66,7 @@ class QuestionReader:
                 venue = self.catalogue.venues[key]
                 spans.append(span)
                 break
-        for m in re.finditer(r"(?<!\d)((?:19|20)\d{2})(?!\d)", folded):
+        for m in YEAR.finditer(folded):
             if int(m.group(1)) in self.years:
                 year = int(m.group(1))
                 spans.append(m.span())
@@ -114,3 +114,9 @@ def _ngrams(folded: str, longest: int = 6) -> list[tuple[str, tuple[int, int]]]:
             key = " ".join(w for w, _, _ in words[i : i + n])
             out.append((key, (words[i][1], words[i + n - 1][2])))
     return out
+
+
+def named_terms(question: str) -> list[str]:
+    """Name-like words of a question (PolySHAP, i-QN, ProjKAN): each may name one paper."""
+    words = re.findall(r"(?<![\w-])([A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)", question)
+    return [w for w in words if name_like(w)]

@@ -11,8 +11,7 @@ from typing import Any
 import numpy as np
 
 from assistant.errors import FilterError
-from assistant.records import split_venue_year
-from assistant.text import fold
+from assistant.text import fold, split_venue_year
 from assistant.text import fold as fold_text
 from assistant.types import Filters, Paper
 

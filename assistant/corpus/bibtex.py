@@ -52,7 +52,7 @@ from bibtexparser.model import (
     ParsingFailedBlock,
 )
 
-from assistant.records import Problem, ProblemSink, record_to_paper, warner
+from assistant.corpus.records import Problem, ProblemSink, record_to_paper, warner
 from assistant.text import fold
 from assistant.types import Paper
 

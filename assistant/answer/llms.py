@@ -193,7 +193,7 @@ def _dead(url: str, setting: str, exc: BaseException) -> str:
 
 
 def _llama_cpp(s: Settings) -> ChatModel:
-    from assistant.models import model_path
+    from assistant.model_files import model_path
 
     path = s.llm_model_path or model_path(s.llm_model)
     return LlamaCppModel(path, s.llm_context, s.llm_threads, s.llm_temperature)

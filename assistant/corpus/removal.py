@@ -8,12 +8,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from assistant.changes import Changes, apply, matching
 from assistant.config import Settings
+from assistant.corpus.changes import Changes, apply, matching
+from assistant.corpus.ingest import save_lexical, sync_snapshot, writing
 from assistant.errors import CorpusError, StoreError
-from assistant.ingest import save_lexical, sync_snapshot, writing
-from assistant.snapshot import Snapshot
-from assistant.store import VectorStore
+from assistant.index.snapshot import Snapshot
+from assistant.index.store import VectorStore
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """The searchable view of the store, kept current while other processes write.
 
-A `Live` view loads the catalogue snapshot (see `assistant.snapshot`), builds the
+A `Live` view loads the catalogue snapshot (see `assistant.index.snapshot`), builds the
 catalogue and lexical index from it, and on later questions checks (a stat, at most
 once per `refresh_s`) whether a writer published more. If so, the new catalogue is
 built beside the current one (only the new segments are read) and swapped in;
@@ -17,16 +17,16 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from assistant import registry
-from assistant.catalogue import Catalogue
 from assistant.config import Settings
-from assistant.embed import Embedder
+from assistant.corpus.ingest import ingest, save_lexical, sync_snapshot, writing
 from assistant.errors import StoreBusyError, StoreError
-from assistant.ingest import ingest, save_lexical, sync_snapshot, writing
-from assistant.lexical import LexicalIndex
-from assistant.retrieve import HybridRetriever
-from assistant.snapshot import Loaded, Manifest, Snapshot
-from assistant.store import VectorStore
+from assistant.index import known_stores
+from assistant.index.catalogue import Catalogue
+from assistant.index.embed import Embedder
+from assistant.index.lexical import LexicalIndex
+from assistant.index.snapshot import Loaded, Manifest, Snapshot
+from assistant.index.store import VectorStore
+from assistant.search.retrieve import HybridRetriever
 from assistant.types import Paper
 
 log = logging.getLogger(__name__)
@@ -91,7 +91,7 @@ class Live:
         if count == 0 and s.auto_ingest:
             corpus = [p for p in s.corpus if Path(p).exists()]
             if corpus:
-                registry.check_reseed(s.data_dir, s.chroma_url)
+                known_stores.check_reseed(s.data_dir, s.chroma_url)
                 ingest(corpus, self.store, self._embedder(), s, lock_timeout=WAIT_FOR_WRITER_S)
         manifest = self.snapshot.manifest()
         if manifest is None or manifest.store_id != store_id or manifest.count != count or count == 0:
@@ -131,7 +131,7 @@ class Live:
                 if replaced
                 else ()
             )
-        registry.remember(self.settings.data_dir, self.settings.chroma_url, len(retriever.catalogue))
+        known_stores.remember(self.settings.data_dir, self.settings.chroma_url, len(retriever.catalogue))
 
     # --- following other writers -------------------------------------------------------------
     def _follow(self, force: bool = False) -> None:

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from assistant.embed import Embedder
-from assistant.evidence import ScoredSentence, evidence_sentences
-from assistant.extractive import cite
-from assistant.plan import Plan
+from assistant.answer.citations import cite
+from assistant.answer.evidence import ScoredSentence, evidence_sentences
+from assistant.answer.plan import Plan
+from assistant.index.embed import Embedder
 from assistant.text import fold
 from assistant.types import Answer, Citation, Hit, Paper, SentenceSupport
 

@@ -1,4 +1,5 @@
-"""The LLM answer: compact context, generation, sentence-by-sentence check as events.
+"""The chat model's answer: its compact context, its streamed text, and the check of each
+sentence as it completes, as events.
 
 The model's text is passed on as it is generated (`TextDelta`); each sentence is
 checked as soon as the next one starts (`SentenceChecked`), so a reader sees the
@@ -11,12 +12,13 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from assistant import prompts
-from assistant.checker import PARTIAL_MARKER, Checker, markers
+from assistant.answer import prompts
+from assistant.answer.checker import Checker
+from assistant.answer.citations import PARTIAL_MARKER, markers
+from assistant.answer.evidence import ScoredSentence
+from assistant.answer.injection import evidence_of, field_flag
+from assistant.answer.llms import Message
 from assistant.config import Settings
-from assistant.evidence import ScoredSentence
-from assistant.injection import evidence_of, field_flag
-from assistant.llms import Message
 from assistant.text import make_label, split_sentences
 from assistant.types import REFUSAL, Answer, Hit, Paper, SentenceChecked, TextDelta
 

@@ -1,0 +1,54 @@
+"""Citation markers in text: reading them ("[1, 3]"), writing them before a sentence's
+final stop, and telling a citation used as a noun ("[1] shows that …") from one that
+closes a claim."""
+
+from __future__ import annotations
+
+import re
+
+MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;]\s*\d+)*)\]")
+PARTIAL_MARKER = re.compile(r"\[[\d,;\s]*$")
+
+
+def markers(text: str) -> tuple[list[int], str]:
+    """'A claim [1, 3].' -> ([1, 3], 'A claim.')"""
+    numbers = [int(n) for m in MARKER.finditer(text) for n in re.split(r"[,;]", m.group(1))]
+    return numbers, MARKER.sub("", text).strip()
+
+
+# A citation used as a noun: "[1] shows that …", "as shown in [2], …", "unlike [3]".
+_NOUN_AFTER = frozenset(
+    "in by from see of to and with than cf cf. both unlike following like per versus vs vs.".split()
+)
+SLOT = re.compile("\ue000(\\d+)\ue001")
+
+
+def noun_markers(text: str) -> tuple[str, list[int]]:
+    """The sentence with each citation used as a noun replaced by a slot (the marker's first
+    number), and those numbers. Other markers are left for `markers` to remove."""
+    out, nouns, last = [], [], 0
+    for m in MARKER.finditer(text):
+        before, after = text[: m.start()], text[m.end() :]
+        words = before.split()
+        starts = not words and re.match(r"\s+[a-z]", after) is not None
+        if starts or (words and words[-1].lower() in _NOUN_AFTER):
+            number = int(re.split(r"[,;]", m.group(1))[0])
+            out.append(text[last : m.start()] + ("" if starts else " ") + f"\ue000{number}\ue001")
+            nouns.append(number)
+            last = m.end()
+    return "".join(out) + text[last:], nouns
+
+
+_BRACKETED_NUMBER = re.compile(r"\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
+
+
+def cite(sentence: str, numbers: tuple[int, ...]) -> str:
+    """'A claim.' -> 'A claim [1].' A bracketed number quoted from an abstract
+    ('Arrow and Debreu [1954]') becomes '(1954)' so it cannot pass for a citation."""
+    sentence = _BRACKETED_NUMBER.sub(r"(\1)", sentence)
+    marks = "".join(f"[{n}]" for n in numbers)
+    if not marks:
+        return sentence
+    if sentence[-1:] in ".!?":
+        return f"{sentence[:-1]} {marks}{sentence[-1]}"
+    return f"{sentence} {marks}"
