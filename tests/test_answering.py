@@ -285,3 +285,29 @@ def test_a_rate_the_abstract_reports_is_answered_not_refused(seeded, tmp_path) -
     # The rule still refuses a detail the abstract does not report.
     missing = seeded.ask("What learning rate does HarborSpeech use?")
     assert missing.refused and "HarborSpeech" in (missing.reason or "")
+
+
+def test_a_name_that_is_in_the_listing_not_the_abstract_is_not_missing(seeded, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A question may name a paper by its venue or an author; the name rule (refuse when the
+    question names something the closest abstracts never mention) reads the listing too."""
+    import json
+
+    record = {
+        "title": "Tactile pre-grasp shaping for cluttered bins",
+        "abstract": (
+            "We learn pre-grasp finger shaping from tactile arrays for picking objects out of "
+            "cluttered bins. A policy trained in simulation transfers to a real gripper and reaches "
+            "92.4% grasp accuracy on unseen household objects."
+        ),
+        "venue": "CoRL 2024",
+        "authors": ["Mirela Ostrander"],
+    }
+    path = tmp_path / "grasp.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    assert seeded.ingest([path]).added == 1
+    answer = seeded.ask("What accuracy does the CoRL 2024 paper on tactile pre-grasp shaping reach?")
+    assert not answer.refused, answer.reason
+    assert "92.4%" in answer.text
+    # A name that is nowhere, neither in the abstract nor in the listing, is still missing.
+    absent = seeded.ask("What accuracy does tactile pre-grasp shaping reach on YCB-Video?")
+    assert absent.refused and "YCB-Video" in (absent.reason or "")

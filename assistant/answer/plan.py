@@ -19,7 +19,7 @@ from assistant.answer.evidence import (
 from assistant.answer.route import Route
 from assistant.config import Settings
 from assistant.search.questions import Standalone
-from assistant.types import REFUSAL, Answer, Citation, SearchResult, SentenceSupport, Sources
+from assistant.types import REFUSAL, Answer, Citation, Paper, SearchResult, SentenceSupport, Sources
 
 
 @dataclass(frozen=True)
@@ -120,8 +120,7 @@ def judge(
             why += f" with the filters {result.filters.describe()}"
         return Verdict(False, why + ".", dense, sentence)
     top = hits[0].paper
-    listing = " ".join(x for x in (top.comment, ", ".join(top.authors), top.venue_year, top.topic) if x)
-    text = f"{top.abstract} {listing}" if route.kind == "catalogue" else top.abstract
+    text = f"{top.abstract} {_listing(top)}" if route.kind == "catalogue" else top.abstract
     details = requested_details(standalone)
     for detail in details:
         if not detail_reported(standalone, detail, text):
@@ -136,7 +135,9 @@ def judge(
                 names_closest=True,
             )
     if details and route.kind != "catalogue":
-        absent = missing_names(standalone, " ".join(h.paper.abstract for h in hits[:3]))
+        # A name may be in a paper's listing rather than its abstract ("… in the NeurIPS 2025 listing").
+        named = " ".join(f"{h.paper.title or ''} {h.paper.abstract} {_listing(h.paper)}" for h in hits[:3])
+        absent = missing_names(standalone, named)
         if absent:
             return Verdict(
                 False,
@@ -158,3 +159,9 @@ def judge(
             score=score,
         )
     return Verdict(True, dense=dense, sentence=sentence, score=score, strong=score >= settings.answer_above)
+
+
+def _listing(paper: Paper) -> str:
+    """What the listing says of a paper besides its abstract and title: comment, authors, venue, topic."""
+    fields = (paper.comment, ", ".join(paper.authors), paper.venue_year, paper.topic)
+    return " ".join(x for x in fields if x)
