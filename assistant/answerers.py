@@ -20,7 +20,7 @@ from typing import Protocol
 
 from assistant.answer.catalogue_answers import catalogue_answer, several_answer
 from assistant.answer.checker import Checker
-from assistant.answer.citations import cite
+from assistant.answer.citations import Numbering, cite
 from assistant.answer.extractive import compose, pick
 from assistant.answer.llms import ChatModel, chat_model
 from assistant.answer.model_answer import (
@@ -197,7 +197,9 @@ class ModelAnswerer:
         yield from shown
         s = self.settings
         sources = [Hit(c.paper, c.score) for c in listing.citations]
-        numbering = {i: c.number for i, c in enumerate(listing.citations, start=1)}
+        numbering = Numbering()  # the listing's numbers first, so [n] means what it means there
+        for c in listing.citations:
+            numbering.number(c.paper, c.score)
         checker = Checker(sources, self.embedder, s.support_threshold, s.recite_margin, numbering=numbering)
         messages = synthesis_messages(plan.standalone.question, listing, s)
         raw: list[str] = []

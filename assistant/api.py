@@ -10,9 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from assistant.answer.evidence import score_sentences
 from assistant.answer.plan import Plan, judge
-from assistant.answer.route import decide
+from assistant.answer.rules import Rules
 from assistant.answerers import answerer, backend_names
 from assistant.config import Settings
 from assistant.corpus.ingest import IngestReport, ingest
@@ -47,12 +46,15 @@ class Assistant:
     >>> bot.ask("How can small transformers simulate long-context ones?")
     """
 
-    def __init__(self, settings: Settings | None = None, **overrides: Any) -> None:
+    def __init__(
+        self, settings: Settings | None = None, *, rules: Rules | None = None, **overrides: Any
+    ) -> None:
         if settings is None:
             settings = Settings.load(**overrides)
         elif overrides:
             settings = settings.replace(**overrides)
         self.settings = settings
+        self.rules = rules or Rules()  # the hand-written rules, each replaceable (answer/rules.py)
         self._lock = threading.RLock()
         self._store: VectorStore | None = None
         self._embedder: Embedder | None = None
@@ -372,13 +374,19 @@ class Assistant:
         result = self._search(alone.retrieval, k, filters)
         if alone.note:
             result = replace(result, notes=(*result.notes, alone.note))
-        route = decide(alone.question, result, retriever.catalogue, retriever.lexical.df)
+        route = self.rules.router.decide(alone.question, result, retriever.catalogue, retriever.lexical.df)
         cover: tuple[str, ...] = ()
         if route.kind == "comparison":
             result, cover = retriever.widen(result, route.parts, alone.question)
-        scored = score_sentences(alone.question, list(result.hits), self.sentence_embedder)
+        scored = self.rules.scorer.score(alone.question, list(result.hits), self.sentence_embedder)
         verdict = judge(
-            alone.question, result, route, scored, self.settings, retriever.rare_terms_of_top(result)
+            alone.question,
+            result,
+            route,
+            scored,
+            self.settings,
+            retriever.rare_terms_of_top(result),
+            self.rules.details,
         )
         return Plan(question, alone, result, route, tuple(scored), verdict, cover)
 

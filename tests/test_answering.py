@@ -311,3 +311,46 @@ def test_a_name_that_is_in_the_listing_not_the_abstract_is_not_missing(seeded, t
     # A name that is nowhere, neither in the abstract nor in the listing, is still missing.
     absent = seeded.ask("What accuracy does tactile pre-grasp shaping reach on YCB-Video?")
     assert absent.refused and "YCB-Video" in (absent.reason or "")
+
+
+def test_each_rule_is_replaceable_through_its_seam(seeded_dir) -> None:  # type: ignore[no-untyped-def]
+    """`Rules` passes a router, detail rules and an evidence scorer in: a learned component
+    replaces a hand-written rule without touching the pipeline."""
+    from assistant import Assistant
+    from assistant.answer.route import Route
+    from assistant.answer.rules import EmbeddingScorer, Rules
+    from tests.conftest import SEEDS
+
+    class NoDetails:
+        def requested(self, question: str) -> list[object]:
+            return []
+
+        def reported(self, question: str, detail: object, text: str) -> bool:
+            return True
+
+    class ContentOnly:
+        def decide(self, question, result, catalogue, df) -> Route:  # type: ignore[no-untyped-def]
+            return Route("content")
+
+    calls: list[str] = []
+
+    class Counting(EmbeddingScorer):
+        def score(self, question, hits, embedder):  # type: ignore[no-untyped-def]
+            calls.append(question)
+            return super().score(question, hits, embedder)
+
+    near_miss = "What learning rate does the GRAPE paper use for its experiments?"
+    listing = "Which paper was accepted at AAMAS 2025?"
+    default = Assistant(data_dir=seeded_dir, corpus=[SEEDS], backend="extractive")
+    assert "does not report a learning rate" in (default.ask(near_miss).reason or "")
+    assert default.ask(listing).kind == "catalogue"
+    scorer = Counting()
+    custom = Assistant(
+        data_dir=seeded_dir,
+        corpus=[SEEDS],
+        backend="extractive",
+        rules=Rules(router=ContentOnly(), details=NoDetails(), scorer=scorer),  # type: ignore[arg-type]
+    )
+    assert "does not report" not in (custom.ask(near_miss).reason or "")
+    assert custom.ask(listing).kind == "content"
+    assert calls == [near_miss, listing]

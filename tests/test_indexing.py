@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from assistant import Assistant, indexing
+from assistant import Assistant
 from assistant.config import STRONG_EMBEDDER
+from assistant.corpus import strong_index as indexing
 from assistant.corpus.readers import load_papers
 from assistant.errors import ConfigError
 from assistant.model_files import EMBEDDERS, models_dir

@@ -8,12 +8,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from assistant.answer.citations import cite
+from assistant.answer.citations import Numbering, cite
 from assistant.answer.evidence import ScoredSentence, evidence_sentences
 from assistant.answer.plan import Plan
 from assistant.index.embed import Embedder
 from assistant.text import fold
-from assistant.types import Answer, Citation, Hit, Paper, SentenceSupport
+from assistant.types import Answer, Hit, Paper, SentenceSupport
 
 MAX_LISTED = 10  # papers shown with a sentence each; the rest are counted
 
@@ -54,14 +54,9 @@ class _Lines:
     def __init__(self) -> None:
         self.parts: list[str] = []
         self.sentences: list[SentenceSupport] = []
-        self.citations: list[Citation] = []
-        self._numbers: dict[str, int] = {}
-
-    def number(self, paper: Paper, score: float = 0.0) -> int:
-        if paper.id not in self._numbers:
-            self._numbers[paper.id] = len(self._numbers) + 1
-            self.citations.append(Citation(self._numbers[paper.id], paper, score))
-        return self._numbers[paper.id]
+        self.numbering = Numbering()
+        self.citations = self.numbering.citations
+        self.number = self.numbering.number
 
     def header(self, text: str) -> None:
         self.parts.append(text)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assistant.answer.citations import SLOT, cite, markers, noun_markers
+from assistant.answer.citations import SLOT, Numbering, cite, markers, noun_markers
 from assistant.answer.evidence import evidence_sentences
 from assistant.answer.quantities import Quantity, quantities, unstated
 from assistant.index.embed import Embedder
@@ -42,7 +42,7 @@ class Checker:
     echo_margin: float = 0.3
     _vectors: list[np.ndarray] = field(default_factory=list)
     _sentences: list[list[str]] = field(default_factory=list)
-    numbering: dict[int, int] = field(default_factory=dict)  # given number -> answer number
+    numbering: Numbering = field(default_factory=Numbering)  # the answer's numbers, in order of use
     results: list[SentenceSupport] = field(default_factory=list)
     removed: int = 0
     recited: int = 0
@@ -159,15 +159,11 @@ class Checker:
         return any(w in text for w in words)
 
     def _number(self, given: int) -> int:
-        if given not in self.numbering:
-            self.numbering[given] = len(self.numbering) + 1
-        return self.numbering[given]
+        source = self.sources[given - 1]
+        return self.numbering.number(source.paper, source.score)
 
     def citations(self) -> tuple[Citation, ...]:
-        return tuple(
-            Citation(number, self.sources[given - 1].paper, self.sources[given - 1].score)
-            for given, number in sorted(self.numbering.items(), key=lambda kv: kv[1])
-        )
+        return tuple(self.numbering.citations)
 
 
 _WORD = re.compile(r"[a-z][a-z0-9\-]{3,}")

@@ -1,10 +1,13 @@
-"""Citation markers in text: reading them ("[1, 3]"), writing them before a sentence's
-final stop, and telling a citation used as a noun ("[1] shows that …") from one that
-closes a claim."""
+"""Citations: numbering papers in order of first use, reading markers ("[1, 3]"), writing
+them before a sentence's final stop, and telling a citation used as a noun ("[1] shows
+that …") from one that closes a claim."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
+
+from assistant.types import Citation, Paper
 
 MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 PARTIAL_MARKER = re.compile(r"\[[\d,;\s]*$")
@@ -52,3 +55,17 @@ def cite(sentence: str, numbers: tuple[int, ...]) -> str:
     if sentence[-1:] in ".!?":
         return f"{sentence[:-1]} {marks}{sentence[-1]}"
     return f"{sentence} {marks}"
+
+
+@dataclass
+class Numbering:
+    """Citation numbers in order of first use: each paper gets the next number once."""
+
+    citations: list[Citation] = field(default_factory=list)
+    _numbers: dict[str, int] = field(default_factory=dict)
+
+    def number(self, paper: Paper, score: float = 0.0) -> int:
+        if paper.id not in self._numbers:
+            self._numbers[paper.id] = len(self._numbers) + 1
+            self.citations.append(Citation(self._numbers[paper.id], paper, score))
+        return self._numbers[paper.id]

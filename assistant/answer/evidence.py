@@ -59,11 +59,13 @@ def best_per_hit(
     scored: Sequence[ScoredSentence], hits: Sequence[Hit], n: int
 ) -> tuple[tuple[str, ...], ...]:
     """Each hit's n best sentences, in the abstract's order."""
-    out = []
-    for hit in hits:
-        mine = sorted((s for s in scored if s.hit is hit), key=lambda s: -s.score)[:n]
-        out.append(tuple(s.text for s in sorted(mine, key=lambda s: s.position)))
-    return tuple(out)
+    return tuple(tuple(s.text for s in best_of(scored, hit, n)) for hit in hits)
+
+
+def best_of(scored: Sequence[ScoredSentence], hit: Hit, n: int) -> list[ScoredSentence]:
+    """One hit's n best-scored sentences, in the abstract's order."""
+    mine = sorted((s for s in scored if s.hit is hit), key=lambda s: -s.score)[:n]
+    return sorted(mine, key=lambda s: s.position)
 
 
 # --- details a question may ask for -------------------------------------------------
@@ -221,14 +223,14 @@ _QUESTION_WORD = re.compile(
 _CLAUSE_END = re.compile(r"[,;:.!?]|\band\b|\bbut\b", re.IGNORECASE)
 
 
-def requested_details(question: str) -> list[Detail]:
+def requested_details(question: str, details: Sequence[Detail] | None = None) -> list[Detail]:
     """The kinds of detail a question asks for (none for most questions). A detail is
     asked for only inside a question clause: "what bit accuracy does it reach?" asks for
     an accuracy, "improving worst-group accuracy without subgroup labels" does not."""
     if not (question.rstrip().endswith("?") or _QUESTION_WORD.match(question.strip())):
         return []
     out = []
-    for detail in DETAILS:
+    for detail in DETAILS if details is None else details:
         for m in detail.asked.finditer(question):
             clause = _CLAUSE_END.split(question[max(0, m.start() - 80) : m.start()])[-1]
             near = " ".join(clause.split()[-5:])  # the question word governs the detail

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from assistant.answer.citations import cite
+from assistant.answer.citations import Numbering, cite
 from assistant.types import Citation, SentenceSupport
 
 if TYPE_CHECKING:
@@ -59,17 +59,12 @@ def compose(
     chosen: Sequence[ScoredSentence],
 ) -> tuple[str, tuple[Citation, ...], tuple[SentenceSupport, ...]]:
     """Cited text from chosen sentences, numbered by paper in order of first use."""
-    numbers: dict[str, int] = {}
-    citations: list[Citation] = []
+    numbering = Numbering()
     parts: list[str] = []
     support: list[SentenceSupport] = []
     for s in chosen:
-        pid = s.hit.paper.id
-        if pid not in numbers:
-            numbers[pid] = len(numbers) + 1
-            citations.append(Citation(numbers[pid], s.hit.paper, s.hit.score))
-        n = numbers[pid]
+        n = numbering.number(s.hit.paper, s.hit.score)
         sentence = s.text.rstrip()
         parts.append(cite(sentence, (n,)))
         support.append(SentenceSupport(sentence, (n,), round(s.score, 4), s.text, True))
-    return " ".join(parts), tuple(citations), tuple(support)
+    return " ".join(parts), tuple(numbering.citations), tuple(support)

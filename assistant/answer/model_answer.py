@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from assistant.answer import prompts
 from assistant.answer.checker import Checker
 from assistant.answer.citations import PARTIAL_MARKER, markers
-from assistant.answer.evidence import ScoredSentence
+from assistant.answer.evidence import ScoredSentence, best_of
 from assistant.answer.injection import evidence_of, field_flag
 from assistant.answer.llms import Message
 from assistant.config import Settings
@@ -38,10 +38,8 @@ def build_context(scored: Sequence[ScoredSentence], hits: Sequence[Hit], setting
     blocks: list[str] = []
     used = 0
     for number, hit in enumerate(hits, start=1):
-        mine = [s for s in scored if s.hit is hit]
         n = settings.context_top_sentences if number == 1 else settings.context_sentences
-        best = sorted(mine, key=lambda s: -s.score)[:n]
-        best.sort(key=lambda s: s.position)  # keep the abstract's order
+        best = best_of(scored, hit, n)
         p = hit.paper
         head = _head(number, p)
         body = " ".join(s.text for s in best) or p.label

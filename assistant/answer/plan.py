@@ -12,11 +12,10 @@ from assistant.answer.evidence import (
     Verdict,
     best_dense,
     best_per_hit,
-    detail_reported,
     missing_names,
-    requested_details,
 )
 from assistant.answer.route import Route
+from assistant.answer.rules import DetailRules, LexiconDetails
 from assistant.config import Settings
 from assistant.search.questions import Standalone
 from assistant.types import REFUSAL, Answer, Citation, Paper, SearchResult, SentenceSupport, Sources
@@ -105,8 +104,10 @@ def judge(
     scored: list[ScoredSentence],
     settings: Settings,
     rare_terms: Callable[[str], list[str]],
+    details: DetailRules | None = None,
 ) -> Verdict:
     """Does the evidence support an answer? Decided on scores, never on a model's wording."""
+    details = details or LexiconDetails()
     hits = list(result.hits)
     dense = best_dense(hits)
     sentence = max((s.score for s in scored), default=-1.0)
@@ -121,9 +122,9 @@ def judge(
         return Verdict(False, why + ".", dense, sentence)
     top = hits[0].paper
     text = f"{top.abstract} {_listing(top)}" if route.kind == "catalogue" else top.abstract
-    details = requested_details(standalone)
-    for detail in details:
-        if not detail_reported(standalone, detail, text):
+    asked = details.requested(standalone)
+    for detail in asked:
+        if not details.reported(standalone, detail, text):
             best = max((s for s in scored if s.hit is hits[0]), key=lambda s: s.score, default=None)
             reports = f" What it reports closest to the question: “{best.text}”" if best else ""
             return Verdict(
@@ -134,7 +135,7 @@ def judge(
                 missing=detail.name,
                 names_closest=True,
             )
-    if details and route.kind != "catalogue":
+    if asked and route.kind != "catalogue":
         # A name may be in a paper's listing rather than its abstract ("… in the NeurIPS 2025 listing").
         named = " ".join(f"{h.paper.title or ''} {h.paper.abstract} {_listing(h.paper)}" for h in hits[:3])
         absent = missing_names(standalone, named)
