@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from filelock import FileLock, Timeout
@@ -139,9 +140,6 @@ def ingest(
     if sync:
         gone = [Path(p).expanduser().name for p in paths if not Path(p).expanduser().exists()]
         paths = [p for p in paths if Path(p).expanduser().exists()]
-    seen_in: dict[str, dict[str, list[str]]] = {}  # file -> paper id -> its sources there
-    keys_in: dict[str, dict[str, list[str]]] = {}  # file -> paper id -> its keys there
-    records: dict[str, Paper] = {}  # paper id -> the record read (its first, when duplicated)
     started = time.perf_counter()
     snapshot = Snapshot(settings.snapshot_dir)
     with writing(settings, store, lock_timeout):
@@ -157,80 +155,39 @@ def ingest(
                 manifest = snapshot.manifest() if stored_before else None
                 catalogue = snapshot.load(manifest) if manifest is not None else None
                 files = [f.name for f in find_corpus_files(paths)]
-                store_id = session.store_id
                 total = _count_new(paths, existing) if progress else None
-                bar = _progress(total) if progress else None
-                pending: dict[str, Paper] = {}
-                added_ids: set[str] = set()
-                seen_again: dict[str, Paper] = {}  # papers already stored, seen again (their new sources)
-
-                def flush() -> None:
-                    if not pending:
-                        return
-                    batch = [bounded(p) for p in pending.values()]
-                    t0 = time.perf_counter()
-                    vectors = embedder.encode_documents(batch)
-                    t1 = time.perf_counter()
-                    session.add(batch, vectors)
-                    existing.update(pending)
-                    added_ids.update(pending)
-                    snapshot.append(store_id, len(existing), batch, vectors)
-                    t2 = time.perf_counter()
-                    report.embed_seconds += t1 - t0
-                    report.store_seconds += t2 - t1
-                    report.added += len(batch)
-                    if bar is not None:
-                        bar.update(len(batch))
-                    pending.clear()
-
-                for paper in iter_papers(paths, report.problems.append):
-                    report.seen += 1
-                    for source in paper.sources:
-                        seen_in.setdefault(source_file(source), {}).setdefault(paper.id, []).append(source)
-                    for key in paper.keys:
-                        keys_in.setdefault(key_file(key), {}).setdefault(paper.id, []).append(key)
-                    records.setdefault(paper.id, paper)
-                    report.notes.extend(limits(paper))
-                    stored = stored_id(paper, existing)
-                    if paper.id in pending:
-                        pending[paper.id] = merge(pending[paper.id], paper)
-                    elif stored is not None:
-                        report.skipped += 1
-                        before = seen_again.get(stored)
-                        seen_again[stored] = merge(before, paper) if before else paper
-                    else:
-                        pending[paper.id] = paper
-                        if len(pending) >= settings.store_batch_size:
-                            flush()
-                flush()
+                writer = _Writer(
+                    session, snapshot, embedder, existing, report, _progress(total) if progress else None
+                )
+                read = _read(paths, writer, settings.store_batch_size)
+                seen_again = read.seen_again
                 if catalogue is not None:  # only those the record adds something to
                     seen_again = _adding(catalogue, seen_again)
                 updated, vectors = session.enrich(seen_again)
                 report.sources_updated = len(updated)
                 if updated:
-                    snapshot.append(store_id, len(existing), updated, vectors)
-                if bar is not None:
-                    bar.close()
-                problem_files = {Path(p.file).name for p in report.skipped_records}
-                if sync:
-                    for name in sorted(set(files) & problem_files):
-                        report.notes.append(
-                            f"{name}: not synced (it has problems, listed above): no paper was removed "
-                            "for it; fix them and run the same command again"
-                        )
-                    for name in gone:
-                        report.notes.append(f"{name} no longer exists: its papers are removed")
-                settled = {f for f in files if f not in problem_files} | set(gone)
+                    snapshot.append(session.store_id, len(existing), updated, vectors)
+                if writer.bar is not None:
+                    writer.bar.close()
+                settled = _settled(report, files, gone, sync)
                 if not stored_before:  # a first ingestion: nothing to reconcile with
                     settled = set()
                 reconciled = reconcile(
-                    session, snapshot, catalogue, seen_in, keys_in, records, settled, sync, existing
+                    session,
+                    snapshot,
+                    catalogue,
+                    read.seen_in,
+                    read.keys_in,
+                    read.records,
+                    settled,
+                    sync,
+                    existing,
                 )
                 if reconciled is not None:
                     report.updated = len(reconciled.replacing)
                     report.removed = len(reconciled.removed)
                     report.sources_updated += reconciled.updated
-                    report.added -= len(reconciled.replacing & added_ids)
+                    report.added -= len(reconciled.replacing & writer.added_ids)
             if report.added or report.sources_updated or report.updated or report.removed:
                 save_lexical(settings, snapshot)
         except OSError as exc:
@@ -241,6 +198,89 @@ def ingest(
             ) from exc
     report.seconds = time.perf_counter() - started
     return report
+
+
+@dataclass
+class _Writer:
+    """Embeds and stores new papers a batch at a time: Chroma first, then the snapshot."""
+
+    session: Session
+    snapshot: Snapshot
+    embedder: Embedder
+    existing: set[str]
+    report: IngestReport
+    bar: Any = None
+    pending: dict[str, Paper] = field(default_factory=dict)
+    added_ids: set[str] = field(default_factory=set)
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        batch = [bounded(p) for p in self.pending.values()]
+        t0 = time.perf_counter()
+        vectors = self.embedder.encode_documents(batch)
+        t1 = time.perf_counter()
+        self.session.add(batch, vectors)
+        self.existing.update(self.pending)
+        self.added_ids.update(self.pending)
+        self.snapshot.append(self.session.store_id, len(self.existing), batch, vectors)
+        t2 = time.perf_counter()
+        self.report.embed_seconds += t1 - t0
+        self.report.store_seconds += t2 - t1
+        self.report.added += len(batch)
+        if self.bar is not None:
+            self.bar.update(len(batch))
+        self.pending.clear()
+
+
+@dataclass
+class _Read:
+    """What one pass over the files found, for reconciling them with the store."""
+
+    seen_in: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # file -> id -> its sources
+    keys_in: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # file -> id -> its keys
+    records: dict[str, Paper] = field(default_factory=dict)  # id -> the record read (its first)
+    seen_again: dict[str, Paper] = field(default_factory=dict)  # stored papers seen again
+
+
+def _read(paths: list[Path | str], writer: _Writer, batch_size: int) -> _Read:
+    """Every record of the files: new papers written in batches, stored ones collected."""
+    read, report, pending = _Read(), writer.report, writer.pending
+    for paper in iter_papers(paths, report.problems.append):
+        report.seen += 1
+        for source in paper.sources:
+            read.seen_in.setdefault(source_file(source), {}).setdefault(paper.id, []).append(source)
+        for key in paper.keys:
+            read.keys_in.setdefault(key_file(key), {}).setdefault(paper.id, []).append(key)
+        read.records.setdefault(paper.id, paper)
+        report.notes.extend(limits(paper))
+        stored = stored_id(paper, writer.existing)
+        if paper.id in pending:
+            pending[paper.id] = merge(pending[paper.id], paper)
+        elif stored is not None:
+            report.skipped += 1
+            before = read.seen_again.get(stored)
+            read.seen_again[stored] = merge(before, paper) if before else paper
+        else:
+            pending[paper.id] = paper
+            if len(pending) >= batch_size:
+                writer.flush()
+    writer.flush()
+    return read
+
+
+def _settled(report: IngestReport, files: list[str], gone: list[str], sync: bool) -> set[str]:
+    """The files read whole (no problems) or gone: only their papers may be reconciled."""
+    problem_files = {Path(p.file).name for p in report.skipped_records}
+    if sync:
+        for name in sorted(set(files) & problem_files):
+            report.notes.append(
+                f"{name}: not synced (it has problems, listed above): no paper was removed "
+                "for it; fix them and run the same command again"
+            )
+        for name in gone:
+            report.notes.append(f"{name} no longer exists: its papers are removed")
+    return {f for f in files if f not in problem_files} | set(gone)
 
 
 @dataclass(frozen=True)
