@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 import numpy as np
+from filelock import FileLock
 
 from assistant.config import Settings
 from assistant.errors import ConfigError, StoreError
@@ -141,6 +142,20 @@ def _disk_full(folder: Path) -> bool:
         return shutil.disk_usage(path).free < 16 * 2**20
     except OSError:
         return False
+
+
+OPEN_LOCK_TIMEOUT_S = 120.0  # opening takes well under a second
+
+
+def _open_lock(path: Path) -> FileLock | None:
+    """The lock that serialises opening the embedded store, held; None where it cannot be
+    taken (a read-only folder, a holder stuck for OPEN_LOCK_TIMEOUT_S): open without it."""
+    try:
+        lock = FileLock(str(path))
+        lock.acquire(timeout=OPEN_LOCK_TIMEOUT_S)
+        return lock
+    except OSError:  # filelock's Timeout is an OSError too
+        return None
 
 
 class Session:
@@ -291,9 +306,16 @@ class VectorStore:
 
         try:
             self.settings.chroma_dir.mkdir(parents=True, exist_ok=True)
-            return chromadb.PersistentClient(
-                path=str(self.settings.chroma_dir), settings=ChromaSettings(anonymized_telemetry=False)
-            )
+            # Two processes opening a new folder at once both create Chroma's tables, and one
+            # fails ("table collections already exists"): opening is serialised, briefly.
+            lock = _open_lock(self.settings.data_dir / "chroma-open.lock")
+            try:
+                return chromadb.PersistentClient(
+                    path=str(self.settings.chroma_dir), settings=ChromaSettings(anonymized_telemetry=False)
+                )
+            finally:
+                if lock is not None:
+                    lock.release()
         except Exception as exc:
             # A client that failed half-way (a full disk) stays cached by path and poisons every
             # later one in this process ("Could not connect to tenant"): drop it.
