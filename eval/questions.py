@@ -14,6 +14,10 @@ the corpus when the set is loaded, so ids may change without the sets going stal
 - `heldout3.jsonl`: a third blind set, committed on its own before the embedder change it
   measures (45 paraphrases on the 45 abstracts the other sets use least, content-word
   overlap 0.147; 15 near-misses, 15 near-topic off-corpus questions, 10 catalogue questions);
+- `heldout4.jsonl`: a fourth blind set, committed on its own (9f50955) before the query
+  encoder and off-topic changes it measures, by a helper who read only the seeds: 25
+  near-topic off-corpus questions (9 in everyday words), 30 paraphrases on 30 abstracts,
+  10 near-misses;
 - `offcorpus.jsonl`: 50 questions no abstract answers, most about subjects next to
   the corpus's (dueling bandits, flow matching), written and checked by the same helper.
 """
@@ -33,11 +37,13 @@ SEED_QUESTIONS = HERE / "questions" / "seeds.jsonl"
 HELDOUT_QUESTIONS = HERE / "questions" / "heldout.jsonl"
 HELDOUT2_QUESTIONS = HERE / "questions" / "heldout2.jsonl"
 HELDOUT3_QUESTIONS = HERE / "questions" / "heldout3.jsonl"
+HELDOUT4_QUESTIONS = HERE / "questions" / "heldout4.jsonl"
 OFFCORPUS_QUESTIONS = HERE / "questions" / "offcorpus.jsonl"
 SETS = {
     "heldout": HELDOUT_QUESTIONS,
     "heldout2": HELDOUT2_QUESTIONS,
     "heldout3": HELDOUT3_QUESTIONS,
+    "heldout4": HELDOUT4_QUESTIONS,
     "seeds": SEED_QUESTIONS,
     "offcorpus": OFFCORPUS_QUESTIONS,
 }

@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="", help="comma-separated llama-cpp models to answer with")
     parser.add_argument(
-        "--sets", default="heldout,seeds", help="question sets: heldout, heldout2, heldout3, seeds, offcorpus"
+        "--sets", default="heldout,seeds", help="question sets: heldout, heldout2, heldout3, heldout4, seeds, offcorpus"
     )
     parser.add_argument(
         "--fast-index",
