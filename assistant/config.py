@@ -110,6 +110,13 @@ class Settings(BaseSettings):
     torch_threads: int = Field(
         default=0, ge=0, description="Torch CPU threads for the encoder (0: torch's default)."
     )
+    query_encoder: Literal["auto", "onnx", "torch"] = Field(
+        default="auto",
+        description="What embeds a question. auto: the ONNX export of the index's embedder made by "
+        "`make install` (`python -m assistant.model_files install NAME`), same vectors (cosine >= "
+        "0.9999 to torch, checked when exported) in a fraction of the time; torch when there is none "
+        "(a custom ASSISTANT_EMBEDDER_PATH). onnx: require the export. torch: never use it.",
+    )
 
     # --- retrieval -------------------------------------------------------
     k: int = Field(default=5, ge=1, le=100, description="Hits returned by default.")

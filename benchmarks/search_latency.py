@@ -1,10 +1,13 @@
-"""Search latency of the two indexes of embedder=auto, in one run (a quiet machine):
-`Assistant.search` p50/p95 and the question's embedding alone, over 40 `heldout2` questions.
+"""Search latency of the two indexes of embedder=auto, with questions embedded by torch and
+by the ONNX export, in one run (a quiet machine): `Assistant.search` p50/p95, the question's
+embedding alone, and retrieval quality on the same questions (so a speed-up cannot hide a
+loss): 40 `heldout2` questions and the 30 `heldout4` paraphrases.
 
     python -m benchmarks.search_latency [--data-dir DIR]
 
 The store is eval.context's (~/.cache/assistant/eval-store), its EmbeddingGemma index
-built first if needed.
+built first if needed. Rows without an export installed (`make install` makes them) say
+"questions via torch" twice.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from pathlib import Path
 from assistant import Assistant
 from assistant.config import BUNDLED_EMBEDDER, DEFAULT_SEEDS
 from eval.context import STORE
-from eval.questions import SETS, load_questions
+from eval.questions import SETS, Question, load_questions
 
 
 def timed(fn, items: list[str]) -> list[float]:  # type: ignore[no-untyped-def]
@@ -30,6 +33,17 @@ def timed(fn, items: list[str]) -> list[float]:  # type: ignore[no-untyped-def]
     return sorted(out)
 
 
+def quality(bot: Assistant, questions: list[Question]) -> tuple[float, float]:
+    """R@1 and MRR@10 of the gold papers."""
+    first = mrr = 0.0
+    for q in questions:
+        ids = [h.paper.id for h in bot.search(q.retrieval_text, k=10)]
+        rank = next((i for i, pid in enumerate(ids) if pid in q.gold), None)
+        first += rank == 0
+        mrr += 1 / (rank + 1) if rank is not None else 0.0
+    return first / len(questions), mrr / len(questions)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, default=STORE)
@@ -37,19 +51,35 @@ def main(argv: list[str] | None = None) -> int:
     auto = Assistant(data_dir=args.data_dir, corpus=[DEFAULT_SEEDS], backend="extractive")
     if auto.index_status().problem is None:
         auto.build_index()
-    fast = Assistant(data_dir=args.data_dir, corpus=[DEFAULT_SEEDS], embedder=BUNDLED_EMBEDDER)
-    questions = [q.question for q in load_questions(SETS["heldout2"], auto.catalogue.papers)][:40]
-    print("| index | search p50 | search p95 | question embedding p50 |\n|---|---|---|---|")
-    for bot in (auto, fast):
-        bot.search(questions[0])
-        searches = timed(bot.search, questions)
-        embedder = bot._ready().embedder
-        embeddings = timed(embedder.encode_query, questions)
-        print(
-            f"| {bot.index_status().line()} | {statistics.median(searches) * 1000:.0f} ms "
-            f"| {searches[int(0.95 * len(searches))] * 1000:.0f} ms "
-            f"| {statistics.median(embeddings) * 1000:.0f} ms |"
-        )
+    papers = auto.catalogue.papers
+    questions = [q.question for q in load_questions(SETS["heldout2"], papers)][:40]
+    judged = [q for q in load_questions(SETS["heldout2"], papers) if q.answerable][:40]
+    paraphrases = [q for q in load_questions(SETS["heldout4"], papers) if q.type == "paraphrase"]
+    print(
+        "| index | search p50 | search p95 | question embedding p50 | heldout2 R@1 / MRR@10 "
+        f"({len(judged)}) | heldout4 paraphrases ({len(paraphrases)}) |\n|---|---|---|---|---|---|"
+    )
+    for embedder in ("auto", BUNDLED_EMBEDDER):
+        for encoder in ("torch", "onnx"):
+            bot = Assistant(
+                data_dir=args.data_dir,
+                corpus=[DEFAULT_SEEDS],
+                embedder=embedder,
+                backend="extractive",
+                query_encoder=encoder,
+            )
+            bot.search(questions[0])
+            searches = timed(bot.search, questions)
+            embeddings = timed(bot._ready().embedder.encode_query, questions)
+            r1, mrr = quality(bot, judged)
+            p1, pmrr = quality(bot, paraphrases)
+            print(
+                f"| {bot.index_status().line()} | {statistics.median(searches) * 1000:.0f} ms "
+                f"| {searches[int(0.95 * len(searches))] * 1000:.0f} ms "
+                f"| {statistics.median(embeddings) * 1000:.0f} ms | {r1:.3f} / {mrr:.3f} "
+                f"| {p1:.3f} / {pmrr:.3f} |",
+                flush=True,
+            )
     return 0
 
 

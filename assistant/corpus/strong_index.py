@@ -41,21 +41,23 @@ class IndexStatus:
     strong_papers: int = 0  # papers in the strong index so far
     building: bool = False  # a build runs in this process
     problem: str | None = None  # why the strong index cannot be used (not installed, …)
+    questions: str = ""  # what embeds questions for the answering index: "onnx" or "torch"
 
     @property
     def complete(self) -> bool:
         return self.strong is not None and self.papers > 0 and self.strong_papers == self.papers
 
     def line(self) -> str:
+        via = f" (questions via {self.questions})" if self.questions else ""
         if self.strong is None:
-            return f"search: {self.answering} index"
+            return f"search: {self.answering} index{via}"
         if self.problem:
-            return f"search: {self.answering} index ({self.strong}: {self.problem})"
+            return f"search: {self.answering} index{via} ({self.strong}: {self.problem})"
         if self.complete:
-            return f"search: {self.strong} index ({self.strong_papers} papers)"
+            return f"search: {self.strong} index ({self.strong_papers} papers){via}"
         state = "building" if self.building else "not built: `assistant index` or the app builds it"
         return (
-            f"search: {self.answering} index; {self.strong} index {self.strong_papers}/{self.papers} "
+            f"search: {self.answering} index{via}; {self.strong} index {self.strong_papers}/{self.papers} "
             f"papers, {state}"
         )
 
@@ -63,9 +65,14 @@ class IndexStatus:
 def index_embedder(settings: Settings) -> Embedder:
     """The embedder of the index of `settings`, with its search profile (a custom model
     folder gets no prompts and the default share)."""
-    profile = Profile() if settings.embedder_path is not None else PROFILES[settings.index_embedder]
+    custom = settings.embedder_path is not None
     return Embedder(
-        settings.resolved_embedder_path(), settings.embed_batch_size, settings.torch_threads, profile
+        settings.resolved_embedder_path(),
+        settings.embed_batch_size,
+        settings.torch_threads,
+        Profile() if custom else PROFILES[settings.index_embedder],
+        export_name=None if custom else settings.index_embedder,
+        query_encoder=settings.query_encoder,
     )
 
 

@@ -1,0 +1,208 @@
+"""Questions embedded through onnxruntime instead of torch.
+
+A question is one short text, and there torch's per-call overhead dominates: EmbeddingGemma
+embeds one in about 250 ms through sentence-transformers in the serving process (where
+`OMP_WAIT_POLICY=PASSIVE` is set for llama.cpp), the same network exported to ONNX in
+about 50 ms (`python -m benchmarks.search_latency`). Abstracts stay on torch: in batches
+the export is slower (`python -m benchmarks.encoders`).
+
+The whole sentence-transformers pipeline (network, pooling, dense layers, normalisation)
+is exported once, at install time (`python -m assistant.model_files install NAME`, run by
+`make install`), from the verified local weights: nothing is downloaded. An export is kept
+only if its vectors match torch's (cosine >= `MIN_COSINE` on probe questions), and it is
+tied to the weights and the torch version that made it (`onnx-query.json`); when it is
+missing or stale, questions are embedded by torch as before and `stats` says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from assistant.errors import ConfigError
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+log = logging.getLogger(__name__)
+
+FORMAT = 1  # bump when the exported graph changes
+MIN_COSINE = 0.9999
+PROBES = (
+    "Which paper compares sparse attention with linear attention on long documents?",
+    "How much does the method reduce word error rate?",
+    "dueling bandits",
+    "A study of protein folding with graph neural networks trained on cryo-EM maps, evaluated "
+    "against AlphaFold on 120 targets, reporting TM-score and RMSD improvements of 0.04 and 1.2 Å.",
+    "privacy " * 600,  # longer than any cap: truncated alike
+)
+
+
+@dataclass(frozen=True)
+class QueryExport:
+    """Where the export of one model folder lives, and what it was made from."""
+
+    model_folder: Path
+    folder: Path  # <models dir>/onnx/<name>
+
+    @property
+    def onnx(self) -> Path:
+        return self.folder / "model.onnx"
+
+    @property
+    def manifest(self) -> Path:
+        return self.folder / "onnx-query.json"
+
+    def record(self, max_tokens: int | None) -> dict[str, object]:
+        """What the export depends on: the weights, torch, the token cap."""
+        import torch
+
+        return {
+            "format": FORMAT,
+            "torch": torch.__version__,
+            "max_tokens": max_tokens,
+            "weights": [_weights_entry(p) for p in self._weights()],
+        }
+
+    def current(self, max_tokens: int | None) -> bool:
+        """Is the export there, and made from these weights by this torch? Weights are
+        re-hashed only when their size or time changed (another checkout's copy)."""
+        import torch
+
+        try:
+            recorded = json.loads(self.manifest.read_text())
+        except (OSError, ValueError):
+            return False
+        if not self.onnx.is_file() or recorded.get("format") != FORMAT:
+            return False
+        if recorded.get("torch") != torch.__version__ or recorded.get("max_tokens") != max_tokens:
+            return False
+        entries = {e["name"]: e for e in recorded.get("weights", [])}
+        weights = self._weights()
+        if sorted(entries) != sorted(p.name for p in weights):
+            return False
+        for path in weights:
+            entry, stat = entries[path.name], path.stat()
+            if entry["size"] != stat.st_size:
+                return False
+            if entry["mtime_ns"] != stat.st_mtime_ns and entry["sha256"] != _sha256(path):
+                return False
+        return True
+
+    def _weights(self) -> list[Path]:
+        return [p for p in sorted(self.model_folder.iterdir()) if p.suffix in (".safetensors", ".bin")]
+
+
+def _weights_entry(path: Path) -> dict[str, object]:
+    stat = path.stat()
+    return {"name": path.name, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": _sha256(path)}
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 22):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def export_for(model_folder: Path, name: str, models: Path) -> QueryExport:
+    """The export of the bundled embedder `name` (folder `model_folder`) under `models`."""
+    return QueryExport(Path(model_folder), models / "onnx" / name)
+
+
+class OnnxQueries:
+    """Embeds questions with an exported pipeline: the model's own tokenizer, one
+    onnxruntime session; L2-normalised float32 vectors like `Embedder.encode`."""
+
+    def __init__(self, export: QueryExport, threads: int = 2) -> None:
+        import onnxruntime as ort
+        from transformers import AutoTokenizer
+
+        self.export = export
+        # the token cap sentence-transformers applied when exported (its max_seq_length)
+        self.cap = int(json.loads(export.manifest.read_text())["cap"])
+        self.tokenizer = AutoTokenizer.from_pretrained(str(export.model_folder), local_files_only=True)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = max(1, threads)
+        options.inter_op_num_threads = 1
+        # Do not spin idle threads: the LLM runs on the same two cores.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self.session = ort.InferenceSession(str(export.onnx), options, providers=["CPUExecutionProvider"])
+        self.inputs = {i.name for i in self.session.get_inputs()}
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        tok = self.tokenizer(
+            texts, padding=True, truncation="longest_first", max_length=self.cap, return_tensors="np"
+        )
+        feeds = {k: np.asarray(tok[k], dtype=np.int64) for k in self.inputs}
+        vectors = np.asarray(self.session.run(None, feeds)[0], dtype=np.float32)
+        return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+
+def build(model: SentenceTransformer, export: QueryExport, max_tokens: int | None) -> QueryExport:
+    """Export `model`'s whole pipeline to ONNX, check it against torch on `PROBES`, and
+    install it atomically; raises ConfigError (nothing installed) when it does not match."""
+    import torch
+
+    class Pipeline(torch.nn.Module):
+        def __init__(self, inner: torch.nn.Module) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(
+            self,
+            input_ids: torch.Tensor,
+            attention_mask: torch.Tensor,
+            token_type_ids: torch.Tensor | None = None,
+        ) -> torch.Tensor:
+            features = {"input_ids": input_ids, "attention_mask": attention_mask}
+            if token_type_ids is not None:
+                features["token_type_ids"] = token_type_ids
+            return self.inner(features)["sentence_embedding"]
+
+    if max_tokens:
+        model.max_seq_length = max_tokens
+    sample = model.tokenize(list(PROBES[:2]))
+    names = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in sample]
+    axes = {n: {0: "batch", 1: "tokens"} for n in names} | {"query_vector": {0: "batch"}}
+    export.folder.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=export.folder.parent) as tmp:
+        staged = QueryExport(export.model_folder, Path(tmp) / "export")
+        staged.folder.mkdir()
+        with torch.no_grad():
+            torch.onnx.export(
+                Pipeline(model.eval()),
+                tuple(sample[n] for n in names),
+                str(staged.onnx),
+                input_names=names,
+                output_names=["query_vector"],
+                dynamic_axes=axes,
+                opset_version=18,
+                dynamo=True,
+                external_data=False,
+            )
+        record = staged.record(max_tokens) | {"cap": model.max_seq_length}
+        staged.manifest.write_text(json.dumps(record, indent=1))
+        reference = model.encode(list(PROBES), normalize_embeddings=True, convert_to_numpy=True)
+        exported = OnnxQueries(staged).encode(list(PROBES))
+        cosine = float((np.asarray(reference) * exported).sum(1).min())
+        if not cosine >= MIN_COSINE:
+            raise ConfigError(
+                f"the ONNX export of {export.model_folder.name} does not match torch (cosine "
+                f"{cosine:.5f} < {MIN_COSINE}); questions stay on torch (ASSISTANT_QUERY_ENCODER=torch)"
+            )
+        staged.manifest.write_text(json.dumps(record | {"min_cosine": cosine}, indent=1))
+        if export.folder.exists():
+            shutil.rmtree(export.folder)
+        staged.folder.replace(export.folder)
+    log.info("exported %s for questions (cosine to torch >= %.5f)", export.model_folder.name, cosine)
+    return export

@@ -1,0 +1,143 @@
+"""Questions embedded through the ONNX export of the embedder: the same vectors as torch,
+the same search results, a stale or damaged export never used silently, and `stats` saying
+which encoder answers. The export is made for real (MiniLM, about 20 s) into a private
+models folder."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from assistant import Assistant, Settings
+from assistant.config import BUNDLED_EMBEDDER
+from assistant.errors import ConfigError
+from assistant.index.embed import PROFILES, Embedder
+from assistant.index.export_queries import ensure
+from assistant.index.onnx_queries import export_for
+from assistant.model_files import EMBEDDERS, models_dir
+from tests.conftest import SEEDS
+
+QUESTIONS = [
+    "Which paper compares sparse attention with linear attention?",
+    "dueling bandits",
+    "What word error rate does the federated conformer reach on LibriSpeech?",
+    "privacy " * 400,  # longer than the model's cap: truncated alike
+    "Ünïcödé, emoji 🚀 and math ∑ x² in a question",
+]
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A models folder holding a real, freshly made MiniLM export."""
+    folder = tmp_path_factory.mktemp("models")
+    saved = os.environ.get("ASSISTANT_MODELS_DIR")
+    os.environ["ASSISTANT_MODELS_DIR"] = str(folder)
+    try:
+        ensure(BUNDLED_EMBEDDER)
+    finally:
+        if saved is None:
+            os.environ.pop("ASSISTANT_MODELS_DIR")
+        else:
+            os.environ["ASSISTANT_MODELS_DIR"] = saved
+    return folder
+
+
+def minilm(query_encoder: str) -> Embedder:
+    return Embedder(
+        Settings.bundled_embedder_path(), export_name=BUNDLED_EMBEDDER, query_encoder=query_encoder
+    )
+
+
+def test_onnx_questions_match_torch(models: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ASSISTANT_MODELS_DIR", str(models))
+    onnx, torch = minilm("auto"), minilm("torch")
+    assert onnx.query_backend == "onnx" and torch.query_backend == "torch"
+    a = np.stack([onnx.encode_query(q) for q in QUESTIONS])
+    b = np.stack([torch.encode_query(q) for q in QUESTIONS])
+    assert a.dtype == np.float32 and a.shape == b.shape
+    np.testing.assert_allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
+    assert (a * b).sum(1).min() >= 0.9999
+    # documents are still embedded by torch
+    assert onnx.encode(["a sentence"]).shape == (1, 384)
+
+
+def test_search_is_the_same_and_stats_say_onnx(
+    models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ASSISTANT_MODELS_DIR", str(models))
+    data = tmp_path / "data"
+    fast = Assistant(data_dir=data, corpus=[SEEDS], embedder=BUNDLED_EMBEDDER, backend="extractive")
+    slow = Assistant(
+        data_dir=data, corpus=[SEEDS], embedder=BUNDLED_EMBEDDER, backend="extractive", query_encoder="torch"
+    )
+    assert "questions via onnx" in fast.index_status().line()
+    assert "questions via torch" in slow.index_status().line()
+    for question in [*QUESTIONS[:3], "graph neural networks for molecules", "Who wrote about diffusion?"]:
+        a = [(h.paper.id, round(h.score, 4)) for h in fast.search(question, k=5)]
+        b = [(h.paper.id, round(h.score, 4)) for h in slow.search(question, k=5)]
+        assert [i for i, _ in a] == [i for i, _ in b]
+        assert np.allclose([s for _, s in a], [s for _, s in b], atol=2e-3)
+
+
+def test_required_export_missing_says_how_to_make_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ASSISTANT_MODELS_DIR", str(tmp_path / "empty"))
+    assert minilm("auto").query_backend == "torch"  # auto: torch, as before
+    with pytest.raises(ConfigError, match="python -m assistant.index.export_queries all-minilm-l6-v2"):
+        minilm("onnx").encode_query("anything")
+    # a custom model folder has no export: torch
+    custom = Embedder(Settings.bundled_embedder_path(), query_encoder="auto")
+    assert custom.query_backend == "torch"
+
+
+def test_stale_or_damaged_export_is_not_used(
+    models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    copy = tmp_path / "models"
+    shutil.copytree(models, copy)
+    monkeypatch.setenv("ASSISTANT_MODELS_DIR", str(copy))
+    export = export_for(Settings.bundled_embedder_path(), BUNDLED_EMBEDDER, copy)
+    cap = PROFILES[BUNDLED_EMBEDDER].max_tokens
+    assert export.current(cap)
+    # made by another torch: stale, questions go through torch
+    record = json.loads(export.manifest.read_text())
+    export.manifest.write_text(json.dumps(record | {"torch": "0.0.1"}))
+    assert not export.current(cap) and minilm("auto").query_backend == "torch"
+    # weights that changed since the export (size differs): stale
+    changed = record["weights"][0] | {"size": 1}
+    export.manifest.write_text(json.dumps(record | {"weights": [changed]}))
+    assert not export.current(cap)
+    # the same weights copied elsewhere (new file time, same bytes): still current
+    moved = record["weights"][0] | {"mtime_ns": 1}
+    export.manifest.write_text(json.dumps(record | {"weights": [moved]}))
+    assert export.current(cap)
+    # a damaged file: auto warns and uses torch; onnx says how to repair it
+    export.onnx.write_bytes(b"not an onnx graph")
+    with caplog.at_level(logging.WARNING):
+        assert minilm("auto").query_backend == "torch"
+    assert "not loaded" in caplog.text
+    with pytest.raises(ConfigError, match="cannot be loaded"):
+        minilm("onnx").encode_query("anything")
+
+
+GEMMA = "embeddinggemma-300m"
+
+
+@pytest.mark.skipif(
+    not (models_dir() / EMBEDDERS[GEMMA].folder / "model.safetensors").is_file()
+    or not export_for(models_dir() / EMBEDDERS[GEMMA].folder, GEMMA, models_dir()).onnx.is_file(),
+    reason="EmbeddingGemma and its export come from `make install`",
+)
+def test_installed_gemma_export_matches_torch() -> None:
+    folder = models_dir() / EMBEDDERS[GEMMA].folder
+    onnx = Embedder(folder, profile=PROFILES[GEMMA], export_name=GEMMA)
+    torch = Embedder(folder, profile=PROFILES[GEMMA], export_name=GEMMA, query_encoder="torch")
+    assert onnx.query_backend == "onnx"
+    a = np.stack([onnx.encode_query(q) for q in QUESTIONS])
+    b = np.stack([torch.encode_query(q) for q in QUESTIONS])
+    assert (a * b).sum(1).min() >= 0.9999
