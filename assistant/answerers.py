@@ -154,9 +154,21 @@ class ModelAnswerer:
                 )
             return
         if not supported or len(supported) < 0.5 * len(shown):
+            unsupported = f"{len(shown) - len(supported)} of {len(shown)} sentences of the model's answer"
+            if not plan.verdict.strong and s.weak_fallback == "refuse":
+                # Neither the model nor the evidence carries an answer: say so, naming the
+                # closest papers, rather than show their sentences as if they answered.
+                yield plan.refusal(
+                    f"No abstract answers this directly: {unsupported} are not supported by the "
+                    f"abstracts they cite, and the evidence is not strong enough to answer from the "
+                    f"abstracts alone (evidence {plan.verdict.score:.2f}, needs {s.answer_above:.2f}).",
+                    self.name,
+                    **extra,  # type: ignore[arg-type]
+                )
+                return
             why = (
-                f"{len(shown) - len(supported)} of {len(shown)} sentences of the model's answer are not "
-                "supported by the abstracts they cite; the closest abstract sentences are shown instead"
+                f"{unsupported} are not supported by the abstracts they cite; the closest abstract "
+                "sentences are shown instead"
             )
             yield self._instead(plan, why, extra)
             return

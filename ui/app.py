@@ -269,6 +269,7 @@ def build_app(bot: Assistant) -> gr.Blocks:
                     "strong": status.strong,
                     "strong_papers": status.strong_papers,
                     "building": status.building,
+                    "questions": status.questions,
                     "line": status.line(),
                 },
                 "notes": list(bot.notes),

@@ -16,7 +16,6 @@ missing or stale, questions are embedded by torch as before and `stats` says so.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import shutil
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from assistant.errors import ConfigError
+from assistant.model_files import sha256_file
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -98,7 +98,7 @@ class QueryExport:
             entry, stat = entries[path.name], path.stat()
             if entry["size"] != stat.st_size:
                 return False
-            if entry["mtime_ns"] != stat.st_mtime_ns and entry["sha256"] != _sha256(path):
+            if entry["mtime_ns"] != stat.st_mtime_ns and entry["sha256"] != sha256_file(path):
                 return False
         return True
 
@@ -108,15 +108,12 @@ class QueryExport:
 
 def _weights_entry(path: Path) -> dict[str, object]:
     stat = path.stat()
-    return {"name": path.name, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": _sha256(path)}
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(1 << 22):
-            digest.update(chunk)
-    return digest.hexdigest()
+    return {
+        "name": path.name,
+        "size": stat.st_size,
+        "mtime_ns": stat.st_mtime_ns,
+        "sha256": sha256_file(path),
+    }
 
 
 def export_for(model_folder: Path, name: str, models: Path) -> QueryExport:
