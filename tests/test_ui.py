@@ -341,6 +341,10 @@ def test_browser_renders_math_in_sources(page) -> None:
 @pytest.mark.browser
 def test_browser_html_in_abstracts_never_executes(page) -> None:
     ask(page, "zebra-striped quokka benchmark for sanitisers")
+    # the sources panel may render a moment after the coverage line (seen once in CI)
+    page.wait_for_function(
+        "() => document.querySelector('#sources').innerText.includes('quokka')", timeout=30_000
+    )
     sources = page.inner_text("#sources")
     assert "<script>" in sources and "onerror" in sources  # shown literally
     assert page.evaluate("() => window.__pwned === undefined")
