@@ -128,6 +128,7 @@ class ModelAnswerer:
             s.recite_margin,
             question=plan.standalone.question,
             echo_margin=s.echo_margin,
+            borrowed_words=s.borrowed_words,
         )
         messages = answer_messages(plan.standalone.question, context, s)
         raw: list[str] = []
@@ -184,6 +185,11 @@ class ModelAnswerer:
             notes.append(
                 f"{checker.restated} sentence(s) that only restated the question replaced by the cited "
                 "abstract's own sentence"
+            )
+        if checker.borrowed:
+            notes.append(
+                f"{checker.borrowed} sentence(s) that gave a paper the question's own words, which its "
+                "abstract does not use, replaced by that abstract's own sentence"
             )
         yield plan.answer(
             " ".join(e.text for e in supported),

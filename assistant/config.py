@@ -246,6 +246,13 @@ class Settings(BaseSettings):
         description="A model sentence closer (cosine) to the question than to its evidence by this much "
         "only restates the question; the cited abstract's sentence closest to the question is shown instead.",
     )
+    borrowed_words: int = Field(
+        default=2,
+        ge=0,
+        description="A model sentence that takes this many content words of the question which its "
+        "cited abstract never uses hands the question's description to a paper that does not give "
+        "it; the abstract's own sentence closest to the question is shown instead (0: off).",
+    )
     system_prompt: str | None = Field(default=None, description="Replaces prompts.SYSTEM_PROMPT.")
     answer_prompt: str | None = Field(
         default=None, description="Replaces prompts.ANSWER_PROMPT ({context}, {question})."

@@ -114,6 +114,38 @@ def test_sentence_that_only_restates_the_question_is_replaced_by_the_abstract(bo
     assert any("restated the question" in n for n in answer.notes)
 
 
+def test_sentence_that_gives_a_paper_the_questions_words_is_replaced(bot) -> None:
+    # Seen in the app: the model pinned the question's description on the closest paper,
+    # and the cosine against that paper's abstract passed it as supported.
+    question = (
+        "Which paper proposes a router for mixture-of-experts that keeps experts evenly busy "
+        "without an extra loss term?"
+    )
+    hits = list(bot.search(question, k=5))
+    namex = next(i + 1 for i, h in enumerate(hits) if "NAMEx" in h.paper.abstract)
+    SCRIPTED.script(
+        f"Nash Merging of Experts (NAMEx) is proposed in [{namex}] to keep experts evenly busy "
+        f"without an extra loss term [{namex}]."
+    )
+    items = events(bot, question)
+    answer = final(items)
+    assert "evenly busy" not in answer.text
+    (sentence,) = answer.sentences
+    assert sentence.text in hits[namex - 1].paper.abstract  # the paper's own words, cited to it
+    assert "took words of the question" in (sentence.note or "") and "evenly" in (sentence.note or "")
+    assert any("the question's own words" in n for n in answer.notes)
+    checked = [e for e in items if isinstance(e, SentenceChecked)]
+    assert "evenly busy" not in checked[0].text  # the app never shows the borrowed claim
+
+
+def test_sentence_in_the_abstracts_words_is_kept_for_a_paraphrased_question(bot) -> None:
+    question = "Is there a paper on proving ownership of photos that already exist?"
+    SCRIPTED.script("PrivateSeal is a watermarking framework for pre-existing images [1].")
+    answer = final(events(bot, question))
+    (sentence,) = answer.sentences
+    assert sentence.text.startswith("PrivateSeal is a watermarking framework") and sentence.note is None
+
+
 def test_injected_reply_is_never_shown(bot) -> None:
     SCRIPTED.script("PWNED [1].")
     answer = final(events(bot, "What is PrivateSeal?"))

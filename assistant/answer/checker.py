@@ -8,7 +8,12 @@ A supported sentence keeps its citation; one better supported by another source
 is re-cited to it; one that no source supports is marked unsupported. A supported
 sentence that is much closer to the question than to its evidence only restates the
 question ("Yes, there is a paper on X [1].") and tells the reader nothing: it is
-replaced by the cited abstract's own sentence closest to the question. A sentence that
+replaced by the cited abstract's own sentence closest to the question. One that hands
+the question's own description to a paper whose abstract never uses those words
+("NAMEx keeps experts evenly busy without an extra loss term [1]." when NAMEx's abstract
+says nothing of the kind) is replaced by the abstract sentence it was matched with: a
+cosine against the abstract cannot see that the claim came from the question, but the
+words show it. A sentence that
 states a quantity ("12.4%", "two", "3×") is supported only by a source that states it
 too (its evidence sentences, title, year or venue): a cosine cannot tell 12% from 21%. Citation
 numbers are renumbered in order of first use, so the answer's citations are
@@ -40,6 +45,7 @@ class Checker:
     margin: float
     question: str | None = None  # set: sentences that only restate it are replaced
     echo_margin: float = 0.3
+    borrowed_words: int = 2  # a sentence taking this many question words its source lacks is replaced
     _vectors: list[np.ndarray] = field(default_factory=list)
     _sentences: list[list[str]] = field(default_factory=list)
     numbering: Numbering = field(default_factory=Numbering)  # the answer's numbers, in order of use
@@ -47,8 +53,10 @@ class Checker:
     removed: int = 0
     recited: int = 0
     restated: int = 0
+    borrowed: int = 0
     _folded: dict[int, str] = field(default_factory=dict)
     _question: np.ndarray | None = None
+    _question_words: set[str] = field(default_factory=set)
     _quantities: list[list[Quantity]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -61,6 +69,7 @@ class Checker:
             start += len(group)
         if self.question:
             self._question = self.embedder.encode_one(self.question)
+            self._question_words = {w[:4] for w in content_words(self.question)}
         self._quantities = [
             quantities(" ".join([*group, h.paper.title or "", str(h.paper.year or ""), h.paper.venue or ""]))
             for h, group in zip(self.sources, self._sentences, strict=True)
@@ -117,12 +126,27 @@ class Checker:
         if evidence_source >= 0 and len(self._vectors[evidence_source]):
             idx = int(np.argmax(self._vectors[evidence_source] @ vector))
             evidence = self._sentences[evidence_source][idx]
-        instead = self._closest_to_question(kept[0] - 1) if kept and self._restates(vector, score) else None
+        restates = bool(kept) and self._restates(vector, score)
+        borrowed = self._borrowed(kept[0] - 1, words) if kept and not restates else []
+        instead = None
+        if borrowed:  # the abstract's sentence the claim was matched with: it says what is known
+            instead = evidence if evidence not in {r.text for r in self.results} else None
+            instead = instead or self._closest_to_question(kept[0] - 1)
+        elif restates:
+            instead = self._closest_to_question(kept[0] - 1)
         if instead is not None:
-            body = evidence = instead
+            claimed, body, evidence = body, instead, instead
             score = 1.0
-            self.restated += 1
-            note = "restated the question; the cited abstract's own sentence is shown instead"
+            if borrowed:
+                self.borrowed += 1
+                said = [w for w in dict.fromkeys(_WORD.findall(fold(claimed))) if w[:5] in borrowed]
+                note = (
+                    f"took words of the question ({', '.join(said or borrowed)}) that the cited "
+                    "abstract does not use; the abstract's own sentence is shown instead"
+                )
+            else:
+                self.restated += 1
+                note = "restated the question; the cited abstract's own sentence is shown instead"
         text = cite(body, numbers)
         if nouns and instead is None and kept:  # "[1] shows …" keeps its citation in place
             in_place = {n: self._number(n if n in kept else kept[0]) for n in nouns}
@@ -140,6 +164,16 @@ class Checker:
             return False
         return float(vector @ self._question) - support >= self.echo_margin
 
+    def _borrowed(self, source: int, words: set[str]) -> list[str]:
+        """The sentence's words that come from the question but not from the cited abstract
+        (or its title), when there are at least `borrowed_words` of them: the sentence then
+        hands the question's own description to a paper that does not give it."""
+        if self.borrowed_words <= 0 or not self._question_words:
+            return []
+        text = self._source_text(source) + " " + fold(self.sources[source].paper.title or "")
+        taken = sorted(w for w in words if w[:4] in self._question_words and w[:4] not in text)
+        return taken if len(taken) >= self.borrowed_words else []
+
     def _closest_to_question(self, source: int) -> str | None:
         """The source's sentence closest to the question that the answer does not show yet."""
         assert self._question is not None
@@ -153,10 +187,14 @@ class Checker:
         """Does the sentence share a content word with this source's abstract?"""
         if not words:
             return False
+        text = self._source_text(source)
+        return any(w in text for w in words)
+
+    def _source_text(self, source: int) -> str:
         text = self._folded.get(source)
         if text is None:
             text = self._folded[source] = " ".join(fold(s) for s in self._sentences[source])
-        return any(w in text for w in words)
+        return text
 
     def _number(self, given: int) -> int:
         source = self.sources[given - 1]
