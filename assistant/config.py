@@ -251,7 +251,7 @@ class Settings(BaseSettings):
         ge=0,
         description="A model sentence that takes this many content words of the question which its "
         "cited abstract never uses hands the question's description to a paper that does not give "
-        "it; the abstract's own sentence closest to the question is shown instead (0: off).",
+        "it; the abstract sentence it was matched with is shown instead (0: off).",
     )
     system_prompt: str | None = Field(default=None, description="Replaces prompts.SYSTEM_PROMPT.")
     answer_prompt: str | None = Field(

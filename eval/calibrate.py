@@ -31,6 +31,7 @@ from pathlib import Path
 
 from assistant import Assistant
 from assistant.config import DEFAULT_SEEDS
+from eval.harness import build_strong
 from eval.questions import SCIFACT, SETS, load_questions
 
 NEGATIVE_TYPES = ("offcorpus", "offtopic", "unanswerable")
@@ -96,8 +97,7 @@ def cross_validate(pairs: list[tuple[float, bool]], folds: int = 5, seed: int = 
 
 def own_pairs(data: Path, sets: list[str], fast_index: bool = False) -> list[tuple[float, bool]]:
     bot = Assistant(data_dir=data / "seeds", corpus=[DEFAULT_SEEDS], backend="extractive")
-    if not fast_index and bot.strong is not None and bot.index_status().problem is None:
-        bot.build_index()
+    build_strong(bot, fast_index)
     print(bot.index_status().line())
     papers = bot.catalogue.papers
     items = []

@@ -20,6 +20,7 @@ from typing import Any
 from assistant import Assistant
 from assistant.answer.model_answer import build_context
 from assistant.config import DEFAULT_SEEDS
+from eval.harness import build_strong
 from eval.metrics import fact_hit, mean
 from eval.questions import SETS, load_questions
 
@@ -44,8 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     variants = [parse_variant(v) for v in args.variant] or [("default", {})]
 
     bot = Assistant(data_dir=args.data_dir, corpus=[DEFAULT_SEEDS], backend="extractive")
-    if bot.strong is not None and bot.index_status().problem is None:
-        bot.build_index()
+    build_strong(bot)
     print(bot.index_status().line())
     papers = bot.catalogue.papers
     questions = [q for name in args.sets.split(",") for q in load_questions(SETS[name], papers)]

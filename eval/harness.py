@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -215,11 +216,7 @@ def scifact_tables(
     t0 = time.perf_counter()
     report = bot.ingest([sf.corpus], progress=True)
     ingest_s = time.perf_counter() - t0
-    strong_s = 0.0
-    if not fast_index and bot.strong is not None and bot.index_status().problem is None:
-        t1 = time.perf_counter()
-        bot.build_index(progress=_build_progress)
-        strong_s = time.perf_counter() - t1
+    strong_s = build_strong(bot, fast_index, progress=_every_minute())
     line = bot.index_status().line()
     papers = bot.catalogue.papers
     by_external = {p.id: p.external_id for p in papers}
@@ -256,12 +253,26 @@ def scifact_tables(
     return table, facts
 
 
-_last_report = [0.0]
+def build_strong(
+    bot: Assistant, fast_index: bool = False, progress: Callable[[int, int], None] | None = None
+) -> float:
+    """With embedder=auto, build the strong index (the default configuration as it answers
+    once the build is done) unless `fast_index`; the seconds it took (0: nothing built)."""
+    if fast_index or bot.strong is None or bot.index_status().problem is not None:
+        return 0.0
+    t0 = time.perf_counter()
+    bot.build_index(progress=progress)
+    return time.perf_counter() - t0
 
 
-def _build_progress(done: int, total: int) -> None:
-    """At most one line a minute while the strong index builds."""
-    now = time.perf_counter()
-    if done == total or now - _last_report[0] >= 60:
-        _last_report[0] = now
-        print(f"strong index: {done:,}/{total:,}", flush=True)
+def _every_minute() -> Callable[[int, int], None]:
+    """A build progress printer: at most one line a minute, and the last one."""
+    last = [0.0]
+
+    def report(done: int, total: int) -> None:
+        now = time.perf_counter()
+        if done == total or now - last[0] >= 60:
+            last[0] = now
+            print(f"strong index: {done:,}/{total:,}", flush=True)
+
+    return report

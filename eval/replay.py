@@ -27,7 +27,7 @@ from assistant.answer.llms import Message
 from assistant.answerers import register
 from assistant.config import DEFAULT_SEEDS, Settings
 from assistant.types import REFUSAL
-from eval.harness import answer_table, ask_one
+from eval.harness import answer_table, ask_one, build_strong
 from eval.questions import SETS, load_questions
 
 BACKEND = "replay"
@@ -68,8 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     overrides: dict[str, Any] = dict(kv.split("=", 1) for kv in args.set)
     with tempfile.TemporaryDirectory() as tmp:
         bot = Assistant(data_dir=Path(tmp), corpus=[DEFAULT_SEEDS], backend=BACKEND, **overrides)
-        if not args.fast_index and bot.strong is not None and bot.index_status().problem is None:
-            bot.build_index()  # the default configuration, as eval.run records it
+        build_strong(bot, args.fast_index)  # the default configuration, as eval.run records it
         papers = bot.catalogue.papers
         questions = [q for name in args.sets.split(",") for q in load_questions(SETS[name], papers)]
         rows = []

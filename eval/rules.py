@@ -30,6 +30,7 @@ from pathlib import Path
 from assistant import Assistant
 from assistant.answer.evidence import DETAILS, detail_reported, requested_details
 from assistant.config import DEFAULT_SEEDS
+from eval.harness import build_strong
 from eval.questions import SCIFACT, SETS, Question, load_questions
 
 CATALOGUE_TYPES = ("catalogue", "metadata")
@@ -94,8 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         bot = Assistant(data_dir=Path(tmp) / "seeds", corpus=[DEFAULT_SEEDS], backend="extractive")
-        if not args.fast_index and bot.strong is not None and bot.index_status().problem is None:
-            bot.build_index()
+        build_strong(bot, args.fast_index)
         print(bot.index_status().line(), flush=True)
         abstracts = {p.id: p.abstract for p in bot.catalogue.papers}
         questions = [q for name in args.sets.split(",") for q in load_questions(SETS[name])]

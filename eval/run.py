@@ -19,7 +19,15 @@ from pathlib import Path
 
 from assistant import Assistant
 from assistant.config import DEFAULT_SEEDS
-from eval.harness import Table, answer_rows, answer_table, retrieval_table, scifact_tables, weakest
+from eval.harness import (
+    Table,
+    answer_rows,
+    answer_table,
+    build_strong,
+    retrieval_table,
+    scifact_tables,
+    weakest,
+)
 from eval.questions import SCIFACT, SETS, load_questions
 
 REPORTS = Path(__file__).resolve().parent / "reports"
@@ -53,7 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="", help="comma-separated llama-cpp models to answer with")
     parser.add_argument(
-        "--sets", default="heldout,seeds", help="question sets: heldout, heldout2, heldout3, heldout4, seeds, offcorpus"
+        "--sets",
+        default="heldout,seeds",
+        help="question sets: heldout, heldout2, heldout3, heldout4, seeds, offcorpus",
     )
     parser.add_argument(
         "--fast-index",
@@ -75,8 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
         seeded = Assistant(data_dir=data / "seeds", corpus=[DEFAULT_SEEDS], backend="extractive")
-        if not args.fast_index and seeded.strong is not None and seeded.index_status().problem is None:
-            seeded.build_index()  # the default configuration as it answers once the build is done
+        build_strong(seeded, args.fast_index)
         print(seeded.index_status().line(), flush=True)
         papers = seeded.catalogue.papers
         questions = [q for name in args.sets.split(",") for q in load_questions(SETS[name], papers)]

@@ -14,6 +14,7 @@ from assistant import Assistant
 from assistant.config import DEFAULT_SEEDS
 from eval.calibrate import NEGATIVE_TYPES, SKIP_TYPES, cross_validate
 from eval.context import STORE
+from eval.harness import build_strong
 from eval.questions import SETS, load_questions
 
 
@@ -26,8 +27,7 @@ def auc(rows: list[dict[str, float]], key: str) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     bot = Assistant(data_dir=STORE, corpus=[DEFAULT_SEEDS], backend="extractive")
-    if bot.strong is not None and bot.index_status().problem is None:
-        bot.build_index()
+    build_strong(bot)
     print(bot.index_status().line())
     rows = []
     for name in ("heldout", "heldout2", "seeds", "offcorpus"):
