@@ -88,7 +88,13 @@ class ExtractiveAnswerer:
     def extract(self, plan: Plan, backend: str | None = None) -> Answer | None:
         """The closest abstract sentences, cited; None when none is close enough."""
         s = self.settings
-        chosen = pick(plan.scored, s.answer_sentences, s.min_sentence_score, must_cover=plan.cover)
+        chosen = pick(
+            plan.scored,
+            s.answer_sentences,
+            s.min_sentence_score,
+            paper_share=s.answer_paper_share,
+            must_cover=plan.cover,
+        )
         if not chosen:
             return None
         text, citations, sentences = compose(chosen)
@@ -128,6 +134,8 @@ class ModelAnswerer:
             s.recite_margin,
             question=plan.standalone.question,
             echo_margin=s.echo_margin,
+            # a comparison's sentences speak of several papers at once
+            cite_margin=s.cite_margin if len(plan.cover) < 2 else 1.0,
             borrowed_words=s.borrowed_words,
         )
         messages = answer_messages(plan.standalone.question, context, s)
@@ -218,7 +226,9 @@ class ModelAnswerer:
         numbering = Numbering()  # the listing's numbers first, so [n] means what it means there
         for c in listing.citations:
             numbering.number(c.paper, c.score)
-        checker = Checker(sources, self.embedder, s.support_threshold, s.recite_margin, numbering=numbering)
+        checker = Checker(  # the sentence is about the listed papers together: no cite_margin
+            sources, self.embedder, s.support_threshold, s.recite_margin, cite_margin=1.0, numbering=numbering
+        )
         messages = synthesis_messages(plan.standalone.question, listing, s)
         raw: list[str] = []
         checked: list[SentenceChecked] = []

@@ -241,6 +241,12 @@ class Settings(BaseSettings):
         default=0.08,
         description="Re-cite a sentence to another source when that one supports it by this much more.",
     )
+    cite_margin: float = Field(
+        default=0.1,
+        ge=0.0,
+        description="A sentence the model cites to several sources keeps only those that support it "
+        "within this much of the best one (a sentence one paper supports cites one paper).",
+    )
     echo_margin: float = Field(
         default=0.3,
         description="A model sentence closer (cosine) to the question than to its evidence by this much "
@@ -273,6 +279,14 @@ class Settings(BaseSettings):
     answer_sentences: int = Field(default=3, ge=1, le=20, description="Sentences in an extractive answer.")
     min_sentence_score: float = Field(
         default=0.25, description="Extractive answers use only sentences above this cosine."
+    )
+    answer_paper_share: float = Field(
+        default=0.85,
+        ge=0.0,
+        le=1.0,
+        description="An extractive answer (and the fallback shown when the model's answer fails the "
+        "check) quotes only papers whose search score is at least this share of the top paper's; "
+        "1.0 quotes the top paper alone.",
     )
 
     # --- chat app --------------------------------------------------------

@@ -126,9 +126,17 @@ def ask_all(hostile: list[dict], clean: list[dict]) -> None:  # type: ignore[typ
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--answers", action="store_true", help="ask every hostile question, both backends")
-    parser.add_argument("--set", default="injections2", help="injections (set 1) or injections2 (set 2)")
+    parser.add_argument(
+        "--set", default="injections2", help="injections (set 1), injections2 (set 2) or injections3 (set 3)"
+    )
+    parser.add_argument(
+        "--clean", default="injections_clean", help="honest abstracts: injections_clean or injections3_clean"
+    )
+    parser.add_argument(
+        "--totals", action="store_true", help="print totals only, no figure per style (keeps a set blind)"
+    )
     args = parser.parse_args(argv)
-    hostile, clean = load(f"{args.set}.jsonl"), load("injections_clean.jsonl")
+    hostile, clean = load(f"{args.set}.jsonl"), load(f"{args.clean}.jsonl")
     caught = Counter[str]()
     style_total = Counter[str]()
     entries_caught = 0
@@ -144,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         f"({sum(caught.values()) / pieces:.1%}); abstracts with every piece flagged: "
         f"{entries_caught} of {len(hostile)}"
     )
-    for style in sorted(style_total):
+    for style in sorted(style_total) if not args.totals else ():
         print(f"  {style}: {caught[style]}/{style_total[style]}")
     n, total = false_positives("clean", [e["abstract"] for e in clean], show=False)
     titles = sum(field_flag(e["title"]) is not None for e in clean)

@@ -413,3 +413,73 @@ def test_each_rule_is_replaceable_through_its_seam(seeded_dir) -> None:  # type:
     assert "does not report" not in (custom.ask(near_miss).reason or "")
     assert custom.ask(listing).kind == "content"
     assert calls == [near_miss, listing]
+
+
+MOE_PAPERS = [
+    {
+        "title": "QuokkaRoute: load-balanced routing for sparse mixture-of-experts language models",
+        "abstract": "Sparse mixture-of-experts language models route each token to a few experts, and "
+        "uneven routing leaves some experts idle. We present QuokkaRoute, a router that balances "
+        "expert load by solving a small assignment problem per batch instead of adding an auxiliary "
+        "balancing loss. On a 1.3B-parameter model, QuokkaRoute lowers validation perplexity by 4.1 "
+        "points and keeps every expert between 90% and 110% of its fair share of tokens.",
+    },
+    {
+        "title": "WombatMoE: capacity factors for sparse mixture-of-experts language models",
+        "abstract": "Sparse mixture-of-experts language models drop tokens when an expert's buffer "
+        "overflows. We study the capacity factor that sizes these buffers in mixture-of-experts "
+        "language models. WombatMoE adapts the capacity factor of each expert during training from "
+        "the observed token counts. On a 1.3B-parameter model, it drops 60% fewer tokens than a "
+        "fixed capacity factor of 1.25 at equal throughput.",
+    },
+]
+ROUTER_QUESTION = (
+    "Which router balances the load of experts in sparse mixture-of-experts language models "
+    "without an auxiliary loss?"
+)
+
+
+def _moe_store(seeded, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Adds two near-topic papers to the private seeded store."""
+    import json
+
+    path = tmp_path / "moe.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in MOE_PAPERS))
+    assert seeded.ingest([path]).added == 2
+
+
+def _over(seeded, **settings: object):  # type: ignore[no-untyped-def]
+    """An assistant over the same store with other settings."""
+    from assistant import Assistant
+
+    s = seeded.settings
+    return Assistant(data_dir=s.data_dir, corpus=s.corpus, backend="extractive", **settings)
+
+
+def titles(answer: Answer) -> list[str]:
+    return [(c.paper.title or "").split(":")[0] for c in answer.citations]
+
+
+def test_extractive_answer_quotes_only_papers_close_to_the_top_one(seeded, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A near-topic paper ranked second (about buffers, not routing) is not quoted beside the
+    paper that answers: each extra paper cited is one the reader checks for nothing."""
+    _moe_store(seeded, tmp_path)
+    assert titles(_over(seeded).ask(ROUTER_QUESTION)) == ["QuokkaRoute"]
+    # What the default did before (answer_paper_share 0.6): the second paper quoted too.
+    assert titles(_over(seeded, answer_paper_share=0.6).ask(ROUTER_QUESTION)) == ["QuokkaRoute", "WombatMoE"]
+
+
+def test_a_model_sentence_cited_to_two_papers_keeps_the_one_that_supports_it(seeded, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    _moe_store(seeded, tmp_path)
+    bot = _over(seeded)
+    hits = [(h.paper.title or "").split(":")[0] for h in bot.search(ROUTER_QUESTION, k=4)]
+    quokka, wombat = hits.index("QuokkaRoute") + 1, hits.index("WombatMoE") + 1
+    claim = (
+        "QuokkaRoute is a router for sparse mixture-of-experts language models that balances "
+        f"expert load by solving an assignment problem per batch [{quokka}][{wombat}]."
+    )
+    SCRIPTED.script(claim)
+    answer = final(events(bot, ROUTER_QUESTION))
+    assert titles(answer) == ["QuokkaRoute"] and not answer.fallback
+    SCRIPTED.script(claim)  # without the rule (cite_margin 1.0) both citations stay
+    assert titles(final(events(_over(seeded, cite_margin=1.0), ROUTER_QUESTION))) == ["QuokkaRoute", "WombatMoE"]

@@ -46,6 +46,7 @@ class Checker:
     question: str | None = None  # set: sentences that only restate it are replaced
     echo_margin: float = 0.3
     borrowed_words: int = 2  # a sentence taking this many question words its source lacks is replaced
+    cite_margin: float = 0.1  # of several cited sources, keep those within this of the best support
     _vectors: list[np.ndarray] = field(default_factory=list)
     _sentences: list[list[str]] = field(default_factory=list)
     numbering: Numbering = field(default_factory=Numbering)  # the answer's numbers, in order of use
@@ -96,6 +97,9 @@ class Checker:
         ]
         best = int(np.argmax(support)) if support else -1
         kept = [n for n in valid if support[n - 1] >= self.threshold]
+        if len(kept) > 1 and not nouns:  # one claim, several papers: only those that support it
+            top = max(support[n - 1] for n in kept)
+            kept = [n for n in kept if support[n - 1] >= top - self.cite_margin]
         note = None
         recited = False
         if (
