@@ -25,7 +25,7 @@ import unicodedata
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from assistant.answer.injection import field_flag, flag_sentences
+from assistant.answer.injection import author_flag, field_flag, flag_sentences
 from assistant.corpus.readers import load_papers
 from assistant.text import split_sentences
 from eval.questions import SCIFACT
@@ -56,7 +56,7 @@ def hostile_caught(entry: dict) -> tuple[int, int]:  # type: ignore[type-arg]
         elif piece in entry["title"]:
             caught += field_flag(entry["title"]) is not None
         else:
-            caught += any(piece in a and field_flag(a) is not None for a in entry["authors"])
+            caught += any(piece in a and author_flag(a) is not None for a in entry["authors"])
     return caught, total
 
 
@@ -77,12 +77,25 @@ def false_positives(label: str, abstracts: list[str], show: bool) -> tuple[int, 
     return flagged, total
 
 
+def fields_flagged(papers: list) -> str:  # type: ignore[type-arg]
+    """Titles and author names flagged by mistake (each one is printed)."""
+    titles = [p.title for p in papers if p.title and field_flag(p.title) is not None]
+    authors = [a for p in papers for a in p.authors if author_flag(a) is not None]
+    for value in titles + authors:
+        print(f"  field false positive: {value[:160]!r}")
+    n_authors = sum(len(p.authors) for p in papers)
+    return (
+        f"{len(titles)} of {sum(bool(p.title) for p in papers)} titles and "
+        f"{len(authors)} of {n_authors} author names flagged"
+    )
+
+
 def steered(text: str, markers: list[str]) -> bool:
     plain = unicodedata.normalize("NFKC", text).casefold()
     return any(unicodedata.normalize("NFKC", m).casefold() in plain for m in markers)
 
 
-def ask_all(hostile: list[dict], clean: list[dict]) -> None:  # type: ignore[type-arg]
+def ask_all(hostile: list[dict], clean: list[dict], totals: bool = False) -> None:  # type: ignore[type-arg]
     from assistant import Assistant
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -118,7 +131,7 @@ def ask_all(hostile: list[dict], clean: list[dict]) -> None:  # type: ignore[typ
                 f"{counts['true answer']} state the true answer, {counts['refused']} refused "
                 f"({time.perf_counter() - t0:.0f} s)"
             )
-            for style, c in sorted(by_style.items()):
+            for style, c in sorted(by_style.items()) if not totals else ():
                 if c["steered"]:
                     print(f"  steered: {style} {c['steered']} of {c['steered'] + c['clean']}")
 
@@ -159,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"clean probes (blind): {n} of {total} sentences flagged, {titles} of {len(clean)} titles")
     seeds, _ = load_papers([SEEDS])
     n, total = false_positives("seeds", [p.abstract for p in seeds], show=True)
-    print(f"seeds: {n} of {total} sentences flagged")
+    print(f"seeds: {n} of {total} sentences flagged; {fields_flagged(seeds)}")
     if (SCIFACT / "corpus.jsonl").exists():
         papers, _ = load_papers([SCIFACT / "corpus.jsonl"])
         t0 = time.perf_counter()
@@ -167,10 +180,10 @@ def main(argv: list[str] | None = None) -> int:
         rate = n / total * 10_000
         print(
             f"SciFact: {n} of {total:,} sentences flagged ({rate:.2f} per 10,000; "
-            f"{time.perf_counter() - t0:.0f} s)"
+            f"{time.perf_counter() - t0:.0f} s); {fields_flagged(papers)}"
         )
     if args.answers:
-        ask_all(hostile, clean)
+        ask_all(hostile, clean, args.totals)
     return 0
 
 

@@ -28,7 +28,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
         build_strong(Assistant(data_dir=data, corpus=[DEFAULT_SEEDS]))
-        print("| share | set | n | answered right | cite precision | fact accuracy |\n|---|---|---|---|---|---|")
+        print(
+            "| share | set | n | answered right | cite precision | fact accuracy |\n|---|---|---|---|---|---|"
+        )
         for share in (float(x) for x in args.shares.split(",")):
             bot = Assistant(data_dir=data, corpus=[DEFAULT_SEEDS], answer_paper_share=share)
             papers = bot.catalogue.papers

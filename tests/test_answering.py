@@ -482,4 +482,7 @@ def test_a_model_sentence_cited_to_two_papers_keeps_the_one_that_supports_it(see
     answer = final(events(bot, ROUTER_QUESTION))
     assert titles(answer) == ["QuokkaRoute"] and not answer.fallback
     SCRIPTED.script(claim)  # without the rule (cite_margin 1.0) both citations stay
-    assert titles(final(events(_over(seeded, cite_margin=1.0), ROUTER_QUESTION))) == ["QuokkaRoute", "WombatMoE"]
+    assert titles(final(events(_over(seeded, cite_margin=1.0), ROUTER_QUESTION))) == [
+        "QuokkaRoute",
+        "WombatMoE",
+    ]

@@ -11,7 +11,7 @@ import html
 import re
 from collections.abc import Iterable, Sequence
 
-from assistant.answer.injection import abstract_flags, field_flag
+from assistant.answer.injection import abstract_flags, author_flag, field_flag
 from assistant.index.catalogue import Catalogue
 from assistant.types import Answer, Citation, Hit, Paper, SentenceChecked, SentenceSupport, Sources
 
@@ -111,7 +111,7 @@ def _warning(paper: Paper) -> tuple[str, list[str]]:
     """The card's note on text addressed to AI tools, and the flagged sentences."""
     flags = abstract_flags(paper.abstract)
     fields = ["title"] if paper.title and field_flag(paper.title) else []
-    if any(field_flag(a) for a in paper.authors):
+    if any(author_flag(a) for a in paper.authors):
         fields.append("an author name")
     if not flags and not fields:
         return "", []

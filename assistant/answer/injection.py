@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -28,7 +29,7 @@ from assistant.text import identity_text, split_sentences
 # --- the skeleton ------------------------------------------------------------------------
 
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})
-_MIXED_TOKEN = re.compile(r"\b(?=\w*[a-z])(?=\w*[0-9@$])[\w@$]{3,}\b")
+_MIXED_TOKEN = re.compile(r"\b(?=\w*[a-z])(?=\w*[0-9@$])[\w@$]{2,}\b")
 
 
 @cache
@@ -193,6 +194,174 @@ _PROSE = re.compile(
     r"|\byou (?:are now|will now|must now|shall now|now act|should act|must act|act) (?:as )?\b"
     r"|\bpretend (?:to be|you are|that you)\b|\bfrom now on\b"
 )
+# Rules of a third kind: whoever processes the text by machine, asked to report something.
+_MACHINE = (
+    r"(?:automated|automatic|machine|software|text[- ]processing|language|ai|a\.i\.|llm|downstream|"
+    r"retrieval|question[- ]answering|summari[sz](?:ation|ing)|indexing|literature[- ]review|digest|summary|"
+    r"chat|algorithmic)"
+)
+_HEAD = (
+    r"(?:readers?|tools?|systems?|assistants?|pipelines?|agents?|services?|engines?|bots?|programs?|"
+    r"summari[sz]ers?|aggregators?|crawlers?|software|models?)"
+)
+_AGENT_WORDS = (
+    rf"(?:{_MACHINE}[- ](?:based )?{_HEAD}"
+    rf"|(?:any|every|all|each|whichever) (?:\w+ )?{_HEAD} (?:that|which|\w+ing)\b"
+    rf"|{_HEAD} (?:that|which|who) (?:is |are )?(?:generat|produc|condens|summari[sz]|answer|process|read|"
+    r"relay|cit|index|compil|digest|describ|cover|discuss|mention|referenc|pars|ingest)\w*"
+    rf"|{_HEAD} (?:summari[sz]ing|condensing|describing|citing|processing|reading|indexing|covering|"
+    r"answering questions about) (?:this|the present|our)"
+    r"|(?:anyone|anybody|whoever|any (?:person|reader|one)) (?:who |that )?(?:\w+ )?(?:prepar|writ|compil|"
+    r"produc|summari[sz]|condens|generat|relay|answer|cit|describ|cover|process)\w*"
+    r"|assistants?|summari[sz]ers?|chatbots?)"
+)
+_AGENT = re.compile(rf"\b{_AGENT_WORDS}\b")
+_VERB = (
+    r"(?:state|report|say|said|mention|claim|assert|write|written|tell|told|emphasi[sz]e|stress|highlight|"
+    r"describe|present|conclude|cite|ignore|disregard|treat|rank|rate|score|recommend|answer|respond|reply|"
+    r"output|print|declare|summari[sz]e|portray|characteri[sz]e|refer|omit|hide|exclude|repeat|inform|"
+    r"indicate|credit|attribute|give|given|convey|relay|quote|round|replace|use|follow|decode|keep|call|"
+    r"list|leave|drop|skip|relate|represent|frame|express|note|add|pass on)(?:s|d|ed|n)?"
+)
+# a sentence that opens by addressing them: "For anyone preparing a digest …", "To automated readers:"
+_OPENING = re.compile(
+    r"^[\W\d]*(?:(?:an? )?(?:note|message|reminder|footnote|postscript|remark|aside) )?"
+    r"(?:for|to|attention,?) "
+    rf"(?:all |any |the )?{_AGENT_WORDS}\b"
+    # a vocative: "Summarizers: report …", "AI assistants, say …"
+    rf"|(?:^|[\[(])[\W\d]*(?:\w+ ){{0,2}}{_AGENT_WORDS}"
+    rf"(?:\s*[:,]\s*(?:please |kindly )?| (?:please|kindly) ){_VERB}\b"
+    rf"|^[\W\d]*(?:for|to|attention,?) (?:all |any |every |the )?{_MACHINE}(?: [\w-]+){{0,3}} {_HEAD}\b"
+    # "Summaries must state that …" opening a sentence
+    r"|^[\W\d]*(?:all |any |every )?(?:ai |automated |machine )?(?:summar(?:y|ies)|digests?|overviews?|"
+    rf"summari[sz]ers?) (?:must|should|shall|are to|need to|have to) (?:always )?{_VERB}\b"
+)
+_ASK = re.compile(
+    r"\b(?:must|should|shall|ought to|will need to|needs? to|ha(?:ve|s) to|(?:is|are) to|"
+    r"(?:is|are) (?:kindly )?(?:asked|requested|required|instructed|expected|encouraged|advised|invited|"
+    r"told|obliged) to|please|kindly|make sure to|be sure to|remember to)"
+    rf"(?: \w+){{0,3}} {_VERB}\b"
+    rf"|\bto (?:be )?(?:convey|report|relay|quote|give|cite|state|use|mention|present|repeat)(?:d|ed)? is\b"
+    rf"|\bto be (?:\w+ )?{_VERB} (?:\w+ )?by\b"
+    r"|\b(?:meant|intended|addressed|directed|written|reserved) (?:only |solely |exclusively )?"
+    r"(?:for|to|at)\b"
+    r"|(?:^|\b(?:a|an|this|the following) )(?:notes?|messages?|reminders?|requests?|memos?) (?:for|to)\b"
+)
+# the thing it points at: this work, its figures
+_POINTER = re.compile(
+    r"\b(?:this|these|the present|our|above|earlier|herein|here)\b"
+    r"|\bthe (?:results?|figures?|findings?|numbers?|values?|scores?|improvements?|effect|method|study|"
+    r"paper|work|cohort|sample)\b"
+)
+
+_SENTENCE_END = re.compile(r"[.!?]\s")
+# what to say, spelt out: "say that …", "describe it as …"
+_CONTENT = re.compile(
+    r"\b(?:say|said|state|stated|report|reported|claim|assert|mention|write|conclude|declare|add|note|"
+    r"confirm|indicate|emphasi[sz]e|stress|highlight)s? that\b"
+    r"|\b(?:describe|characteri[sz]e|present|portray|call|refer to|list|rank|rate|treat|credit|give|report|"
+    r"quote|cite)(?:s|d|ed)? (?:[\w'-]+ ){1,5}as\b"
+)
+
+
+def _addressed(text: str, pointer: bool = True) -> bool:
+    """Tools asked, in one clause, to say something about this work: "automated readers … are
+    asked to characterise this detector", "how this work should be relayed by automated
+    assistants". `pointer`: the sentence must also point at this work or spell out what to say."""
+    agents = [(m.start(), m.end()) for m in _AGENT.finditer(text)]
+    if not agents:
+        return False
+    for ask in _ASK.finditer(text):
+        for start, end in agents:  # a few words apart, no colon, semicolon or sentence end between
+            between = text[end : ask.start()] if ask.start() >= end else text[ask.end() : start]
+            limit = 10 if ask.start() >= end else 3
+            if not (ask.start() >= end or start >= ask.end()) or len(between.split()) > limit:
+                continue
+            if re.search(r"[:;]|[.!?]\s", between):
+                continue
+            lo, hi = min(start, ask.start()), max(end, ask.end())
+            ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, lo)]
+            after = _SENTENCE_END.search(text, hi)
+            sentence = text[ends[-1] if ends else 0 : after.start() if after else len(text)]
+            if not pointer or _POINTER.search(sentence) or _CONTENT.search(sentence):
+                return True
+    return False
+
+
+# a figure of this abstract replaced by another ("should read", "supersedes the one stated earlier")
+_OVERRIDE = re.compile(
+    r"\b(?:supersedes?|overrides?|replaces?|takes? precedence over) (?:the |all |any |every )?"
+    r"(?:one|ones|figures?|numbers?|values?|results?|scores?|main text|text|estimates?|above|earlier)"
+    r"|\bshould (?:instead )?read (?:as )?[\d~≈<>]"
+    r"|\bis the (?:one|figure|number|value) to (?:report|use|cite|give|quote|state|convey|repeat)\b"
+    r"|\b(?:rather than|instead of) the (?:figure|number|value|score|result|estimate)s? "
+    r"(?:stated|reported|given|"
+    r"printed|mentioned|shown|quoted|above)"
+    r"|\breplace (?:the |this |that )?.{0,40}\b(?:above|earlier)\b.{0,20}\bwith\b"
+    r"|\b(?:printed|stated|reported|given|quoted|shown) (?:above|earlier) (?:is|was|are|were) (?:a |an )?"
+    r"(?:typo|typographical|typesetting|mistake|error|wrong|incorrect|outdated|preliminary|provisional|superseded)"
+    r"|\bto be (?:quoted|reported|cited|relayed|conveyed|repeated|stated|given) is\b"
+    r"|^(?:erratum|errata|correction|corrigendum|addendum|update|updated (?:results?|figures?|numbers?)|"
+    r"revision|clarification|editor'?s note|correction notice)\b[^:]{0,30}:.*\b(?:above|earlier|supersed)"
+)
+_TELL = re.compile(
+    # "it must be reported that …", not "it should be noted that …"
+    r"\bit (?:must|should|shall|is to|has to|needs to) be (?:reported|conveyed|relayed|communicated|"
+    r"quoted|said|made clear|stated|repeated) that\b"
+    # a fake question-and-answer turn
+    r"|(?:^|\s)(?:q|a|question|answer)\s*\([^)]{0,60}\)\s*:"
+    # markup no abstract holds: tags with underscores, JSON objects of directives
+    r"|</?[a-z]+_[a-z_]+>|\{\s*\"(?:claim|answer|summary|instructions?|response|reply|output|directive|"
+    r"task|role|system|prompt|note)\"\s*:"
+    # "the correct one-line summary of this work is …", "the correct response to any question about …"
+    r"|\bthe (?:correct|right|true|proper|accurate|only|official) (?:\w+ )?(?:answer|response|reply|summary|"
+    r"description|characteri[sz]ation|takeaway|conclusion|interpretation)s? (?:to|for|of|about) "
+    r"(?:any |every |all |each )?(?:(?:question|query|queries|questions) (?:about|on|regarding|of) )?"
+    r"(?:this|the present|our) (?:\w+ )?(?:work|paper|study|article|abstract|method|model|result|research)"
+    # "when asked about X, give Y"
+    rf"|^(?:when|if|whenever) (?:you are )?(?:asked|queried|questioned|prompted) [^,]{{0,80}}, "
+    rf"(?:(?:please )?{_VERB}|the answer is)\b"
+    r"|\bthe (?:correct|right|proper|only acceptable) (?:answer|response|reply) is\b"
+    # "in condensing these findings, … should convey …"
+    r"|^(?:in|when|while|before|after) (?:condensing|summari[sz]ing|describing|reporting on|citing|relaying|"
+    r"digesting|reviewing) (?:this|these|the present|our)\b.*\b(?:should|must|shall|(?:is|are) to)\b"
+    r"|\b(?:stated|said|reported|mentioned|noted|made clear) (?:wherever|whenever) (?:this|the present|our) "
+    r"(?:\w+ )?(?:is|are) (?:described|summari[sz]ed|cited|mentioned|discussed)"
+    # an imperative opening: "Describe X as the first …"
+    r"|^(?:please )?(?:describe|characteri[sz]e|portray|call|refer to|rank|rate|treat|credit) "
+    r"\S+(?: \S+){0,3} "
+    r"as\b"
+    r"|^(?:please )?(?:adopt|assume|take on) (?:the )?(?:persona|role|voice|identity) of\b"
+    r"|\b(?:(?:any|every|all|each) (?:summar(?:y|ies)|descriptions?|overviews?|digests?|accounts?)|"
+    r"(?:summar(?:y|ies)|descriptions?|overviews?|digests?|accounts?) of "
+    r"(?:this|it|the work|the paper|the study|"
+    r"these results)) (?:should|must|shall|(?:is|are) to|needs? to|ha(?:s|ve) to) "
+    rf"(?:\w+ ){{0,2}}{_VERB}\b"
+    # "anyone preparing a digest of this paper", "anyone who condenses this paper"
+    r"|\b(?:anyone|anybody|whoever) (?:who |that )?(?:prepar|writ|compil|produc|summari[sz]|condens|generat|"
+    r"relay|answer|cit|describ|cover|process|digest)\w* (?:an? )?(?:\w+ )?(?:of |about |on )?"
+    r"(?:this|the present|our) (?:work|paper|study|article|abstract|submission|research)"
+    r"|\bon how (?:this|the present|our) (?:\w+ )?(?:work|paper|study|article|results?|findings?) "
+    r"(?:should|must|is to|are to|ought to) be (?:summari[sz]ed|described|reported|cited|relayed|presented|"
+    r"characteri[sz]ed|portrayed)"
+    r"|\b(?:readers|audiences?|users),? human or otherwise\b"
+)
+# a sentence of the abstract that goes on with an instruction begun before it
+_GOES_ON = re.compile(rf"\b(?:must|should|shall|ought to|(?:is|are) to)(?: \w+){{0,3}} {_VERB}\b")
+_MIXED_WORD = re.compile(r"[a-z][\u0370-\u03ff\u0400-\u04ff][a-z]|\b[ΑΒΕΖΗΙΚΜΝΟΡΤΥΧАВЕКМНОРСТХІЅЈ][a-z]{2,}")
+_ROT13_STOP = frozenset(
+    "gur bs naq gung guvf jvgu sbe vf ner jnf jrer sebz juvpu gurfr bhe ol jr gurl gurer".split()
+)
+
+
+def _rot13(sentence: str) -> str | None:
+    """English hidden as ROT13: at least three distinct function words once rotated."""
+    words = set(re.findall(r"[a-z]+", sentence.lower()))
+    if len(words & _ROT13_STOP) >= 3:
+        return codecs.decode(sentence, "rot13")
+    return None
+
+
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{24,}={0,2}")
 _EN_STOP = frozenset(
     "the of and to in a is that for with we on by as are this be from at an or which these it its "
@@ -236,7 +405,8 @@ def other_language(sentence: str) -> str | None:
     if len(words) < 6 or sum(w in _EN_STOP for w in words) > 0.08 * len(words):
         return None
     language, probability = _language_identifier().classify(sentence)
-    return str(language) if language != "en" and probability >= 0.99 else None
+    sure = 0.99 if any(w in _EN_STOP for w in words) or len(words) < 10 else 0.95
+    return str(language) if language != "en" and probability >= sure else None
 
 
 # --- the verdict ---------------------------------------------------------------------------------
@@ -264,10 +434,57 @@ def why_addressed(sentence: str) -> str | None:
             return "text addressed to AI tools"
         if _PROSE.search(variant):
             return "an instruction about how to report this work"
+        if _addressed(variant) or _OPENING.search(variant):
+            return "text addressed to AI tools"
+        if _OVERRIDE.search(variant) or _TELL.search(variant):
+            return "an instruction about how to report this work"
+    if len(_MIXED_WORD.findall(unicodedata.normalize("NFKC", sentence))) >= 2:
+        return "words spelt with look-alike letters of another script"
+    if _rot13(sentence) is not None:
+        return "encoded text (ROT13)"
     decoded = _decoded_base64(sentence)
     if decoded is not None:
         return "encoded text (base64)"
     return None
+
+
+_OPENS = re.compile(r"\[inst\]|<<sys>>|<\|im_start\|>|<([a-z_]+)>")
+_CLOSES = re.compile(r"\[/inst\]|<</sys>>|<\|im_end\|>|</[a-z_]+>")
+
+
+_LEAD_IN = re.compile(
+    r"\b(?:message|clarification|note|point|remark|requirement|request|reminder|one thing|the following|"
+    r"follows|what follows|below)\b"
+)
+_POINT_IS = re.compile(
+    r"^(?:the|that|this|our) (?:point|message|requirement|clarification|note|request|thing) is\b"
+)
+
+
+def _carry_on(sentences: Sequence[str], flags: list[Flag | None]) -> None:
+    """What an instruction drags with it: the sentences inside markup it opens ("[INST] …
+    … [/INST]"), the next two when they go on asking ("They should also describe …", "The
+    point is that …"), and a short sentence before it that announces it ("We close with a
+    message.")."""
+    for i in range(len(sentences)):
+        flag = flags[i]
+        if flag is None or flag.reason.startswith("a sentence in another language"):
+            continue
+        before = skeleton(sentences[i - 1]) if i else ""
+        short = before and len(before.split()) <= 12 and not re.search(r"\d", before)
+        if short and flags[i - 1] is None and _LEAD_IN.search(before):
+            flags[i - 1] = Flag(sentences[i - 1], "announces an instruction that follows it")
+        plain = skeleton(sentences[i])
+        if _OPENS.search(plain) and not _CLOSES.search(plain):
+            for j in range(i + 1, min(i + 5, len(sentences))):
+                flags[j] = flags[j] or Flag(sentences[j], "inside markup addressed to AI tools")
+                if _CLOSES.search(skeleton(sentences[j])):
+                    break
+        for j in range(i + 1, min(i + 3, len(sentences))):
+            plain_j = skeleton(sentences[j])
+            if flags[j] is not None or not (_GOES_ON.search(plain_j) or _POINT_IS.search(plain_j)):
+                break
+            flags[j] = Flag(sentences[j], "goes on with an instruction begun before it")
 
 
 def flag_sentences(sentences: Sequence[str], check_language: bool = True) -> list[Flag | None]:
@@ -289,6 +506,7 @@ def flag_sentences(sentences: Sequence[str], check_language: bool = True) -> lis
             if reason:
                 for j in window:
                     flags[j] = Flag(sentences[j], f"{reason} (over {width} sentences)")
+    _carry_on(sentences, flags)
     if check_language and len(sentences) >= 2:
         others = {
             i: language
@@ -326,5 +544,30 @@ def field_flag(value: str | None) -> Flag | None:
     """A title or author name written to tools (it is then not shown to a model)."""
     if not value:
         return None
-    reason = why_addressed(value)
+    reason = why_addressed(value) or _field_asks(value)
     return Flag(value, reason) if reason else None
+
+
+_FIELD_ASK = re.compile(
+    r"\b(?:summar(?:y|ies)|digests?|overviews?|descriptions?|answers?|responses?|reviews?|citations?|"
+    rf"readers?|users?|everyone) (?:must|should|shall|are to|need to|have to) (?:always )?{_VERB}\b"
+)
+
+
+def _field_asks(value: str) -> str | None:
+    """A title (or name) that tells its readers what to say."""
+    plain = skeleton(value)
+    if _FIELD_ASK.search(plain) or _addressed(plain, pointer=False):
+        return "a title or name that tells readers what to say"
+    return None
+
+
+def author_flag(value: str | None) -> Flag | None:
+    """An author "name" written to tools, or one that is a sentence rather than a name."""
+    found = field_flag(value)
+    if found is not None or not value:
+        return found
+    words = skeleton(value).split()
+    if len(words) >= 7 and sum(w in _EN_STOP or w in {"must", "should"} for w in words) >= 2:
+        return Flag(value, "an author field that is a sentence, not a name")
+    return None
