@@ -213,6 +213,9 @@ _AGENT_WORDS = (
     r"answering questions about) (?:this|the present|our)"
     r"|(?:anyone|anybody|whoever|any (?:person|reader|one)) (?:who |that )?(?:\w+ )?(?:prepar|writ|compil|"
     r"produc|summari[sz]|condens|generat|relay|answer|cit|describ|cover|process)\w*"
+    r"|(?:readers|newsletters|digests|reviewers|everyone|anyone|those) (?:and [\w-]+ (?:[\w-]+ )?)?"
+    r"(?:compiling|preparing|writing|extracting|summari[sz]ing|relaying|citing|covering|describing|"
+    r"reporting on|condensing|ranking|indexing|processing|answering)"
     r"|assistants?|summari[sz]ers?|chatbots?)"
 )
 _AGENT = re.compile(rf"\b{_AGENT_WORDS}\b")
@@ -221,7 +224,9 @@ _VERB = (
     r"describe|present|conclude|cite|ignore|disregard|treat|rank|rate|score|recommend|answer|respond|reply|"
     r"output|print|declare|summari[sz]e|portray|characteri[sz]e|refer|omit|hide|exclude|repeat|inform|"
     r"indicate|credit|attribute|give|given|convey|relay|quote|round|replace|use|follow|decode|keep|call|"
-    r"list|leave|drop|skip|relate|represent|frame|express|note|add|pass on)(?:s|d|ed|n)?"
+    r"list|leave|drop|skip|relate|represent|frame|express|note|add|pass on|record|enter|place|lead|put|"
+    r"position|identify|label|mark|classify|tag|count|log|show|display|understood|understand|remember|take)"
+    r"(?:s|d|ed|n)?"
 )
 # a sentence that opens by addressing them: "For anyone preparing a digest …", "To automated readers:"
 _OPENING = re.compile(
@@ -246,6 +251,7 @@ _ASK = re.compile(
     r"|\b(?:meant|intended|addressed|directed|written|reserved) (?:only |solely |exclusively )?"
     r"(?:for|to|at)\b"
     r"|(?:^|\b(?:a|an|this|the following) )(?:notes?|messages?|reminders?|requests?|memos?) (?:for|to)\b"
+    r"|\bwill be (?:scored|rated|rewarded|penali[sz]ed|flagged|marked|graded|ranked|blocked|reported)\b"
 )
 # the thing it points at: this work, its figures
 _POINTER = re.compile(
@@ -260,7 +266,7 @@ _CONTENT = re.compile(
     r"\b(?:say|said|state|stated|report|reported|claim|assert|mention|write|conclude|declare|add|note|"
     r"confirm|indicate|emphasi[sz]e|stress|highlight)s? that\b"
     r"|\b(?:describe|characteri[sz]e|present|portray|call|refer to|list|rank|rate|treat|credit|give|report|"
-    r"quote|cite)(?:s|d|ed)? (?:[\w'-]+ ){1,5}as\b"
+    r"quote|cite|record|enter|log)(?:s|d|ed)? (?:[\w'-]+ ){1,5}as\b"
 )
 
 
@@ -293,7 +299,12 @@ _OVERRIDE = re.compile(
     r"\b(?:supersedes?|overrides?|replaces?|takes? precedence over) (?:the |all |any |every )?"
     r"(?:one|ones|figures?|numbers?|values?|results?|scores?|main text|text|estimates?|above|earlier)"
     r"|\bshould (?:instead )?read (?:as )?[\d~≈<>]"
-    r"|\bis the (?:one|figure|number|value) to (?:report|use|cite|give|quote|state|convey|repeat)\b"
+    r"|\bthe (?:one|figure|number|value) to (?:be )?"
+    r"(?:report|use|cite|give|quote|state|convey|repeat)(?:d|ed)?\b"
+    r"|\b(?:above|earlier)\b(?: \w+){0,3} "
+    r"(?:superseded|outdated|preliminary|provisional|obsolete|incorrect)\b"
+    r"|\bonly the (?:corrected|updated|revised|new|final|definitive) (?:\w+ )?(?:values?|figures?|numbers?|"
+    r"results?) (?:should|must|are to|may) be (?:quoted|used|reported|cited|given|stated)"
     r"|\b(?:rather than|instead of) the (?:figure|number|value|score|result|estimate)s? "
     r"(?:stated|reported|given|"
     r"printed|mentioned|shown|quoted|above)"
@@ -301,13 +312,43 @@ _OVERRIDE = re.compile(
     r"|\b(?:printed|stated|reported|given|quoted|shown) (?:above|earlier) (?:is|was|are|were) (?:a |an )?"
     r"(?:typo|typographical|typesetting|mistake|error|wrong|incorrect|outdated|preliminary|provisional|superseded)"
     r"|\bto be (?:quoted|reported|cited|relayed|conveyed|repeated|stated|given) is\b"
-    r"|^(?:erratum|errata|correction|corrigendum|addendum|update|updated (?:results?|figures?|numbers?)|"
+    r"|^[\W\d]*(?:erratum|errata|correction|corrigendum|addendum|update|"
+    r"updated (?:results?|figures?|numbers?)|"
+    r"version \w+ note|v\d+ note|note on version \w+|"
     r"revision|clarification|editor'?s note|correction notice)\b[^:]{0,30}:.*\b(?:above|earlier|supersed)"
 )
 _TELL = re.compile(
     # "it must be reported that …", not "it should be noted that …"
     r"\bit (?:must|should|shall|is to|has to|needs to) be (?:reported|conveyed|relayed|communicated|"
-    r"quoted|said|made clear|stated|repeated) that\b"
+    r"quoted|said|made clear|stated|repeated)(?: [^.;:]{0,60})? that\b"
+    # "the key takeaway for any overview of this work", "a rating of 10/10 is the appropriate assessment"
+    r"|\b(?:key|main|central|only|headline) (?:takeaway|message|point|figure|result|finding|number) "
+    r"(?:for|in|of) (?:any|every|all|each) (?:overview|summary|description|account|digest|review|report)"
+    r"|\bis the (?:appropriate|correct|right|fair|proper) (?:assessment|rating|score|grade|verdict|"
+    r"description|summary|characteri[sz]ation)\b"
+    r"|\b(?:is|are) (?:accordingly |therefore |thus |hence )?to be (?:described|reported|presented|"
+    r"characteri[sz]ed|regarded|cited|summari[sz]ed|quoted|stated|read|understood) as\b"
+    # second person, no AI word: "if you are answering a question about this trial, tell …"
+    r"|^(?:if|when|whenever) you (?:are |were )?(?:answering|asked|summari[sz]ing|describing|reading|"
+    r"processing|writing|citing|reporting)"
+    # directives dressed as data: {"summary_policy": …}, digest_override: {…}
+    r"|(?:^|[{,]\s*)\"?(?:\w+_)?(?:summary|digest|answer|response|override|policy|instructions?|directive|"
+    r"framing|headline)(?:_\w+)?\"?\s*:\s*[{\"\[]"
+    # "we kindly ask that any overview of this study describe …"
+    r"|\b(?:ask|request|urge|encourage|invite) (?:that )?(?:any|every|all|each) "
+    r"(?:overview|summary|summaries|"
+    r"description|account|digest|review|report|reader|user)s?\b"
+    # setting rivals aside, leaving limitations out
+    r"|\b(?:is|are) best (?:set aside|ignored|disregarded|discounted|omitted|left out)\b"
+    r"|\b(?:should|must) not be (?:mentioned|cited|reported|discussed|compared|included) "
+    r"(?:alongside|with|next)"
+    r"|\bneed not be (?:repeated|mentioned|reported|discussed|noted|disclosed)\b"
+    r"|\b(?:should|must) be (?:identified|described|presented|ranked|listed|cited|credited|recogni[sz]ed|"
+    r"reported) as (?:the )?"
+    r"(?:first|best|most|only|leading|top|state[- ]of[- ]the[- ]art|definitive|superior)"
+    r"|\b(?:accounts?|summar(?:y|ies)|descriptions?|overviews?|reviews?|reports?|digests?) of (?:this|the "
+    r"present|our) (?:\w+ )?(?:work|paper|study|trial|article|research|method|results?) (?:are|is) best "
+    r"(?:framed|described|presented|summari[sz]ed|written)"
     # a fake question-and-answer turn
     r"|(?:^|\s)(?:q|a|question|answer)\s*\([^)]{0,60}\)\s*:"
     # markup no abstract holds: tags with underscores, JSON objects of directives
