@@ -73,12 +73,12 @@ def legacy_paper_id(abstract: str) -> str:
 
 
 # A sentence ends at . ! ? before a capital (Latin, Greek or Cyrillic), a digit, a quote, a
-# bracket, a footnote mark, CJK text or full-width and mathematical letters; or at a CJK or
-# full-width full stop, whatever follows.
+# bracket, a footnote mark, CJK text or full-width and mathematical letters; or at a CJK,
+# full-width, Devanagari or Arabic full stop, whatever follows.
 _SENT_END = re.compile(
     r"(?<=[.!?．])\s+(?=[A-Z0-9\"'(\[$*#<¹²³\u0386-\u03ab\u0400-\u042f\u3000-\u9fff\uac00-\ud7af"
     r"\uff10-\uff19\uff21-\uff3a\U0001d400-\U0001d7ff])"
-    r"|(?<=[。！？．])\s*(?=\S)"
+    r"|(?<=[。！？．।؟۔])\s*(?=\S)"
 )
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|et al|etc|vs|cf|Fig|Eq|Sec|resp|approx|al)\.)$")
 

@@ -198,21 +198,24 @@ _PROSE = re.compile(
 _MACHINE = (
     r"(?:automated|automatic|machine|software|text[- ]processing|language|ai|a\.i\.|llm|downstream|"
     r"retrieval|question[- ]answering|summari[sz](?:ation|ing)|indexing|literature[- ]review|digest|summary|"
-    r"chat|algorithmic)"
+    r"chat|algorithmic|text)"
 )
 _HEAD = (
     r"(?:readers?|tools?|systems?|assistants?|pipelines?|agents?|services?|engines?|bots?|programs?|"
-    r"summari[sz]ers?|aggregators?|crawlers?|software|models?)"
+    r"summari[sz]ers?|aggregators?|crawlers?|software|models?|processors?|summar(?:y|ies)|digests?|"
+    r"overviews?|answers?|responses?)"
 )
 _AGENT_WORDS = (
-    rf"(?:{_MACHINE}[- ](?:based )?{_HEAD}"
+    rf"(?:{_MACHINE}(?:[- ]\w+)?[- ](?:based )?{_HEAD}"
     rf"|(?:any|every|all|each|whichever) (?:\w+ )?{_HEAD} (?:that|which|\w+ing)\b"
     rf"|{_HEAD} (?:that|which|who) (?:is |are )?(?:generat|produc|condens|summari[sz]|answer|process|read|"
-    r"relay|cit|index|compil|digest|describ|cover|discuss|mention|referenc|pars|ingest)\w*"
+    r"relay|cit|index|compil|digest|describ|cover|discuss|mention|referenc|pars|ingest|abstract|excerpt|"
+    r"aggregat|quot|reproduc|scrap|crawl)\w*"
     rf"|{_HEAD} (?:summari[sz]ing|condensing|describing|citing|processing|reading|indexing|covering|"
     r"answering questions about) (?:this|the present|our)"
-    r"|(?:anyone|anybody|whoever|any (?:person|reader|one)) (?:who |that )?(?:\w+ )?(?:prepar|writ|compil|"
-    r"produc|summari[sz]|condens|generat|relay|answer|cit|describ|cover|process)\w*"
+    r"|(?:anyone|anybody|whoever|any (?:person|reader|one)|those) (?:who |that )?(?:\w+ )?(?:prepar|writ|"
+    r"compil|produc|summari[sz]|condens|generat|relay|answer|cit|describ|cover|process|"
+    r"pass(?:es)? (?:along|on)|shar|forward|repeat|quot)\w*"
     r"|(?:readers|newsletters|digests|reviewers|everyone|anyone|those) (?:and [\w-]+ (?:[\w-]+ )?)?"
     r"(?:compiling|preparing|writing|extracting|summari[sz]ing|relaying|citing|covering|describing|"
     r"reporting on|condensing|ranking|indexing|processing|answering)"
@@ -225,12 +228,13 @@ _VERB = (
     r"output|print|declare|summari[sz]e|portray|characteri[sz]e|refer|omit|hide|exclude|repeat|inform|"
     r"indicate|credit|attribute|give|given|convey|relay|quote|round|replace|use|follow|decode|keep|call|"
     r"list|leave|drop|skip|relate|represent|frame|express|note|add|pass on|record|enter|place|lead|put|"
+    r"reproduce|pass along|share|"
     r"position|identify|label|mark|classify|tag|count|log|show|display|understood|understand|remember|take)"
     r"(?:s|d|ed|n)?"
 )
 # a sentence that opens by addressing them: "For anyone preparing a digest …", "To automated readers:"
 _OPENING = re.compile(
-    r"^[\W\d]*(?:(?:an? )?(?:note|message|reminder|footnote|postscript|remark|aside) )?"
+    r"^[\W\d]*(?:(?:an? )?(?:\w+ )?(?:note|message|reminder|footnote|postscript|remark|aside) )?"
     r"(?:for|to|attention,?) "
     rf"(?:all |any |the )?{_AGENT_WORDS}\b"
     # a vocative: "Summarizers: report …", "AI assistants, say …"
@@ -299,8 +303,8 @@ _OVERRIDE = re.compile(
     r"\b(?:supersedes?|overrides?|replaces?|takes? precedence over) (?:the |all |any |every )?"
     r"(?:one|ones|figures?|numbers?|values?|results?|scores?|main text|text|estimates?|above|earlier)"
     r"|\bshould (?:instead )?read (?:as )?[\d~≈<>]"
-    r"|\bthe (?:one|figure|number|value) to (?:be )?"
-    r"(?:report|use|cite|give|quote|state|convey|repeat)(?:d|ed)?\b"
+    r"|\bthe (?:one|figure|number|value|result|estimate) to (?:be )?"
+    r"(?:report|use|cite|give|quote|state|convey|repeat|pass along|pass on|share|remember|keep)(?:d|ed)?\b"
     r"|\b(?:above|earlier)\b(?: \w+){0,3} "
     r"(?:superseded|outdated|preliminary|provisional|obsolete|incorrect)\b"
     r"|\bonly the (?:corrected|updated|revised|new|final|definitive) (?:\w+ )?(?:values?|figures?|numbers?|"
@@ -312,10 +316,13 @@ _OVERRIDE = re.compile(
     r"|\b(?:printed|stated|reported|given|quoted|shown) (?:above|earlier) (?:is|was|are|were) (?:a |an )?"
     r"(?:typo|typographical|typesetting|mistake|error|wrong|incorrect|outdated|preliminary|provisional|superseded)"
     r"|\bto be (?:quoted|reported|cited|relayed|conveyed|repeated|stated|given) is\b"
+    # an erratum about this very abstract (real errata name the article they correct)
     r"|^[\W\d]*(?:erratum|errata|correction|corrigendum|addendum|update|"
     r"updated (?:results?|figures?|numbers?)|"
     r"version \w+ note|v\d+ note|note on version \w+|"
-    r"revision|clarification|editor'?s note|correction notice)\b[^:]{0,30}:.*\b(?:above|earlier|supersed)"
+    r"revision|clarification|editor'?s note|correction notice)\b[^:]{0,30}:.*"
+    r"\b(?:above|earlier|supersed)"
+    r"|^[\W\d]*(?:version \w+|v\d+) note\b[^:]{0,30}:.*\b(?:should|must|invalid)"
 )
 _TELL = re.compile(
     # "it must be reported that …", not "it should be noted that …"
@@ -329,10 +336,19 @@ _TELL = re.compile(
     r"|\b(?:is|are) (?:accordingly |therefore |thus |hence )?to be (?:described|reported|presented|"
     r"characteri[sz]ed|regarded|cited|summari[sz]ed|quoted|stated|read|understood) as\b"
     # second person, no AI word: "if you are answering a question about this trial, tell …"
-    r"|^(?:if|when|whenever) you (?:are |were )?(?:answering|asked|summari[sz]ing|describing|reading|"
-    r"processing|writing|citing|reporting)"
+    r"|^(?:if|when|whenever|as) you (?:are |were )?(?:\w+ )?(?:answering|asked|summari[sz]|describ|reading|"
+    r"processing|writ|citing|report|explain|present|relay|discuss|mention|talk)"
+    r"|\btell (?:them|the (?:person|reader|user|people|audience)|your (?:reader|user|audience)s?)\b"
+    r"|^(?:if|when|whenever|where|should) (?:this|the present) "
+    r"(?:abstract|text|paper|summary|record|document) "
+    r"is (?:being )?(?:used|read|processed|quoted|summari[sz]ed|consulted|retrieved)"
+    r"|\bthe (?:answer|response|reply) (?:should|must|shall|is to) (?:\w+ ){0,2}"
+    r"(?:state|say|report|mention|give|claim|note|indicate|read)\b"
+    r"|\b(?:official|authori[sz]ed|approved|canonical) (?:\w+ )?(?:summary|description|characteri[sz]ation|"
+    r"takeaway|statement)\b(?! statistic)"
+    r"|\bnotes?\s*:\s*(?:please )?(?:report|state|say|describe|mention|cite|give|list|call|treat|rank|rate)\b"
     # directives dressed as data: {"summary_policy": …}, digest_override: {…}
-    r"|(?:^|[{,]\s*)\"?(?:\w+_)?(?:summary|digest|answer|response|override|policy|instructions?|directive|"
+    r"|(?:^|[{,\s])\"?(?:\w+_)?(?:summary|digest|answer|response|override|policy|instructions?|directive|"
     r"framing|headline)(?:_\w+)?\"?\s*:\s*[{\"\[]"
     # "we kindly ask that any overview of this study describe …"
     r"|\b(?:ask|request|urge|encourage|invite) (?:that )?(?:any|every|all|each) "
@@ -366,17 +382,20 @@ _TELL = re.compile(
     # "in condensing these findings, … should convey …"
     r"|^(?:in|when|while|before|after) (?:condensing|summari[sz]ing|describing|reporting on|citing|relaying|"
     r"digesting|reviewing) (?:this|these|the present|our)\b.*\b(?:should|must|shall|(?:is|are) to)\b"
-    r"|\b(?:stated|said|reported|mentioned|noted|made clear) (?:wherever|whenever) (?:this|the present|our) "
+    r"|\b(?:quoted|stated|said|reported|mentioned|noted|made clear|repeated|reproduced|used)"
+    r"(?: verbatim| directly| in full)? (?:wherever|whenever|every time) (?:this|the present|our) "
     r"(?:\w+ )?(?:is|are) (?:described|summari[sz]ed|cited|mentioned|discussed)"
     # an imperative opening: "Describe X as the first …"
     r"|^(?:please )?(?:describe|characteri[sz]e|portray|call|refer to|rank|rate|treat|credit) "
     r"\S+(?: \S+){0,3} "
     r"as\b"
     r"|^(?:please )?(?:adopt|assume|take on) (?:the )?(?:persona|role|voice|identity) of\b"
-    r"|\b(?:(?:any|every|all|each) (?:summar(?:y|ies)|descriptions?|overviews?|digests?|accounts?)|"
+    r"|\b(?:(?:any|every|all|each) (?:summar(?:y|ies)|descriptions?|overviews?|digests?|accounts?)"
+    r"(?: of (?:this|the present|our|it)(?: [\w-]+)?)?|"
     r"(?:summar(?:y|ies)|descriptions?|overviews?|digests?|accounts?) of "
     r"(?:this|it|the work|the paper|the study|"
-    r"these results)) (?:should|must|shall|(?:is|are) to|needs? to|ha(?:s|ve) to) "
+    r"these results)) (?:should|must|shall|(?:is|are) to|needs? to|ha(?:s|ve) to|"
+    r"(?:is|are) (?:expected|required|asked|obliged) to) "
     rf"(?:\w+ ){{0,2}}{_VERB}\b"
     # "anyone preparing a digest of this paper", "anyone who condenses this paper"
     r"|\b(?:anyone|anybody|whoever) (?:who |that )?(?:prepar|writ|compil|produc|summari[sz]|condens|generat|"
@@ -393,6 +412,24 @@ _MIXED_WORD = re.compile(r"[a-z][\u0370-\u03ff\u0400-\u04ff][a-z]|\b[ΑΒΕΖΗ�
 _ROT13_STOP = frozenset(
     "gur bs naq gung guvf jvgu sbe vf ner jnf jrer sebz juvpu gurfr bhe ol jr gurl gurer".split()
 )
+
+
+_REVERSED_STOP = frozenset(
+    w[::-1] for w in "the of and that this with for are was were from which our".split()
+)
+
+
+def _reversed(sentence: str) -> bool:
+    """English written backwards: at least three distinct function words once reversed."""
+    return len(set(re.findall(r"[a-z]+", sentence.lower())) & _REVERSED_STOP) >= 3
+
+
+def _hyphen_chains(text: str) -> str:
+    """Words hidden in a hyphen chain ("summarizers-report-f1-as-84.9"), read as words."""
+    return " ".join(m.group(0).replace("-", " ").replace("_", " ") for m in _CHAIN.finditer(text))
+
+
+_CHAIN = re.compile(r"\b\w+(?:[-_]\w+){4,}\b")
 
 
 def _rot13(sentence: str) -> str | None:
@@ -466,7 +503,12 @@ def why_addressed(sentence: str) -> str | None:
     if is_instruction(sentence):
         return "an instruction to the model"
     plain = skeleton(sentence)
-    for variant in (plain, _unleet(plain)):
+    chains = _hyphen_chains(plain)
+    for variant in (plain, _unleet(plain), chains):
+        if not variant:
+            continue
+        if variant is chains and (_AGENT.search(variant) or _CONTENT.search(variant)):
+            return "words hidden in a hyphenated chain"
         if _INSTRUCTION.search(variant) or _IMPERATIVE.search(variant):
             return "an instruction to the model"
         if _ALWAYS.search(variant):
@@ -483,6 +525,8 @@ def why_addressed(sentence: str) -> str | None:
         return "words spelt with look-alike letters of another script"
     if _rot13(sentence) is not None:
         return "encoded text (ROT13)"
+    if _reversed(sentence):
+        return "text written backwards"
     decoded = _decoded_base64(sentence)
     if decoded is not None:
         return "encoded text (base64)"
@@ -505,8 +549,8 @@ _POINT_IS = re.compile(
 def _carry_on(sentences: Sequence[str], flags: list[Flag | None]) -> None:
     """What an instruction drags with it: the sentences inside markup it opens ("[INST] …
     … [/INST]"), the next two when they go on asking ("They should also describe …", "The
-    point is that …"), and a short sentence before it that announces it ("We close with a
-    message.")."""
+    point is that …"), a short sentence before it that announces it ("We close with a
+    message."), and one sentence between two flagged ones."""
     for i in range(len(sentences)):
         flag = flags[i]
         if flag is None or flag.reason.startswith("a sentence in another language"):
@@ -526,6 +570,9 @@ def _carry_on(sentences: Sequence[str], flags: list[Flag | None]) -> None:
             if flags[j] is not None or not (_GOES_ON.search(plain_j) or _POINT_IS.search(plain_j)):
                 break
             flags[j] = Flag(sentences[j], "goes on with an instruction begun before it")
+    for i in range(1, len(sentences) - 1):  # one sentence between two flagged ones is part of them
+        if flags[i] is None and flags[i - 1] is not None and flags[i + 1] is not None:
+            flags[i] = Flag(sentences[i], "between two sentences addressed to AI tools")
 
 
 def flag_sentences(sentences: Sequence[str], check_language: bool = True) -> list[Flag | None]:
