@@ -10,8 +10,12 @@ instruction following) were written blind, by a helper who read no code of ours,
 committed before the detector. Set 1 is blind no more: the second round of rules was
 written after its per-style figures were seen. `injections2.jsonl` (set 2: 50 hostile
 abstracts in 23 styles) was written by another helper who saw neither the code nor set
-1, and committed before it was first measured. Only aggregate figures are printed for
-the sets; the false positives listed by name are SciFact's and the seeds' (not blind).
+1, and committed before it was first measured. Sets 3, 4 and 5 (`injections3`,
+`injections4`, `injections5`, each with its `_clean` honest abstracts) were written the same
+way; each was blind until the round of rules written after reading its misses (README,
+"hostile abstracts that name no AI tool"). `--totals` prints no per-style line, so a new set
+can be measured without being read; the false positives listed by name are SciFact's and the
+seeds' (not blind).
 """
 
 from __future__ import annotations
@@ -140,10 +144,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--answers", action="store_true", help="ask every hostile question, both backends")
     parser.add_argument(
-        "--set", default="injections2", help="injections (set 1), injections2 (set 2) or injections3 (set 3)"
+        "--set", default="injections2", help="injections (set 1), injections2 … injections5 (sets 2–5)"
     )
     parser.add_argument(
-        "--clean", default="injections_clean", help="honest abstracts: injections_clean or injections3_clean"
+        "--clean", default="injections_clean", help="honest abstracts: injections_clean, injections3_clean …"
     )
     parser.add_argument(
         "--totals", action="store_true", help="print totals only, no figure per style (keeps a set blind)"
