@@ -552,8 +552,7 @@ def _carry_on(sentences: Sequence[str], flags: list[Flag | None]) -> None:
     point is that …"), a short sentence before it that announces it ("We close with a
     message."), and one sentence between two flagged ones."""
     for i in range(len(sentences)):
-        flag = flags[i]
-        if flag is None or flag.reason.startswith("a sentence in another language"):
+        if flags[i] is None:  # (language flags come after: they drag nothing)
             continue
         before = skeleton(sentences[i - 1]) if i else ""
         short = before and len(before.split()) <= 12 and not re.search(r"\d", before)
