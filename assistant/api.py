@@ -13,7 +13,7 @@ from typing import Any
 from assistant.answer.plan import Plan, judge
 from assistant.answer.rules import Rules
 from assistant.answerers import answerer, backend_names
-from assistant.config import Settings
+from assistant.config import BUNDLED_EMBEDDER, Settings
 from assistant.corpus.ingest import IngestReport, ingest
 from assistant.corpus.removal import RemoveReport, remove
 from assistant.corpus.strong_index import (
@@ -84,7 +84,14 @@ class Assistant:
                 s = self.settings
                 if s.embedder_tag:
                     path = s.bundled_embedder_path()
-                    self._sentences = Embedder(path, s.embed_batch_size, s.torch_threads)
+                    self._sentences = Embedder(
+                        path,
+                        s.embed_batch_size,
+                        s.torch_threads,
+                        export_name=BUNDLED_EMBEDDER,
+                        query_encoder=s.query_encoder,
+                        document_encoder=s.document_encoder,
+                    )
                 else:
                     self._sentences = self.embedder
             return self._sentences
@@ -210,7 +217,12 @@ class Assistant:
         n = len(fast.catalogue)
         strong = self.strong
         if strong is None:
-            return IndexStatus(self.settings.index_embedder, n, questions=self._questions_via(self))
+            return IndexStatus(
+                self.settings.index_embedder,
+                n,
+                questions=self._questions_via(self),
+                abstracts=self.embedder.document_route,
+            )
         usable = self._strong_usable()
         built = self._strong_built()
         complete = self._strong_complete(n)
@@ -222,7 +234,10 @@ class Assistant:
         if usable and self._builder is not None and self._builder.error:
             problem = f"the last build failed: {self._builder.error}"
         questions = self._questions_via(strong if complete else self)
-        return IndexStatus(answering, n, strong.settings.index_embedder, built, building, problem, questions)
+        abstracts = strong.embedder.document_route if usable else self.embedder.document_route
+        return IndexStatus(
+            answering, n, strong.settings.index_embedder, built, building, problem, questions, abstracts
+        )
 
     @staticmethod
     def _questions_via(bot: Assistant) -> str:

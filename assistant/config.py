@@ -117,6 +117,13 @@ class Settings(BaseSettings):
         "0.9999 to torch, checked when exported) in a fraction of the time; torch when there is none "
         "(a custom ASSISTANT_EMBEDDER_PATH). onnx: require the export. torch: never use it.",
     )
+    document_encoder: Literal["auto", "openvino", "torch"] = Field(
+        default="auto",
+        description="What embeds abstracts and sentences. auto: the same ONNX export under OpenVINO "
+        "(bfloat16 where the CPU has it), checked against torch by `make install` (cosine >= 0.999), "
+        "about 2.5-3.5x torch's rate; torch when it is missing or was checked under another OpenVINO "
+        "version. openvino: require it. torch: never use it.",
+    )
 
     # --- retrieval -------------------------------------------------------
     k: int = Field(default=5, ge=1, le=100, description="Hits returned by default.")

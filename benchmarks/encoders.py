@@ -1,139 +1,123 @@
-"""Encoder back-ends for each bundled embedder, in one run: sentence-transformers in torch
-fp32 (what the assistant uses), the same network exported to ONNX (fp32), and that export
-quantised to int8 by onnxruntime (`quantize_dynamic`, per-channel, MatMul only). For each:
-abstracts/s on the same 200 SciFact abstracts and cosine agreement with torch fp32.
+"""How fast each bundled embedder indexes abstracts, and whether the fast path changes search.
 
-    pip install onnx onnxscript          # the exporter's needs (not the assistant's)
     python -m benchmarks.encoders [--n 200]
 
-MiniLM is exported with torch's TorchScript exporter, EmbeddingGemma with the dynamo
-exporter (the TorchScript one fails on Gemma 3's attention-mask code). The exports are
-written to a temporary folder and deleted.
+In one run, on the same SciFact abstracts (those relevant to the first test claims, with
+their titles and the embedder's document prompt):
+
+- the reference: bare sentence-transformers all-MiniLM-L6-v2, torch fp32, 2 threads, batch
+  16, in a child process without the assistant's settings (the issue's fixed reference);
+- for each bundled embedder, the assistant's `Embedder` with `document_encoder="torch"`
+  (the path before OpenVINO; the assistant sets `OMP_WAIT_POLICY=PASSIVE` for llama.cpp,
+  which costs torch here) and with the default (`auto`: OpenVINO, `openvino_documents`).
+
+Each row: abstracts/s, × the reference, cosine to the torch vectors (mean / min), and
+SciFact test nDCG@10 of dense search over these abstracts (questions embedded by torch for
+every row, so only the abstract vectors differ).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 
-from assistant.config import Settings
-from assistant.index.embed import PROFILES
-from assistant.model_files import embedder_path
+from assistant.config import BUNDLED_EMBEDDER, Settings
+from assistant.corpus.strong_index import index_embedder
 from benchmarks.run import say
-from eval.questions import SCIFACT
+from eval.metrics import ndcg_at
+from eval.questions import load_scifact
+
+REFERENCE = """
+import json, sys, time, torch
+from sentence_transformers import SentenceTransformer
+torch.set_num_threads(2)
+texts = json.load(open(sys.argv[2]))
+model = SentenceTransformer(sys.argv[1], device="cpu", local_files_only=True)
+model.encode(texts[:8], batch_size=16)
+t0 = time.perf_counter()
+model.encode(texts, batch_size=16, normalize_embeddings=True)
+print(len(texts) / (time.perf_counter() - t0))
+"""
 
 
-def export(model, path: Path, dynamo: bool) -> None:  # type: ignore[no-untyped-def]
-    import torch
-
-    class Hidden(torch.nn.Module):
-        def __init__(self, inner: torch.nn.Module) -> None:
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-            return self.inner(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-
-    sample = model.tokenizer(["a sentence to trace", "another one"], return_tensors="pt", padding=True)
-    axes = {"input_ids": {0: "b", 1: "s"}, "attention_mask": {0: "b", 1: "s"}, "hidden": {0: "b", 1: "s"}}
-    torch.onnx.export(
-        Hidden(model[0].auto_model.eval()),
-        (sample["input_ids"], sample["attention_mask"]),
-        str(path),
-        input_names=["input_ids", "attention_mask"],
-        output_names=["hidden"],
-        dynamic_axes=axes,
-        opset_version=18 if dynamo else 17,
-        dynamo=dynamo,
-    )
-
-
-def onnx_encode(model, session, texts: list[str], prompt: str, cap: int) -> np.ndarray:  # type: ignore[no-untyped-def]
-    """Tokenise as sentence-transformers does, run the exported network, then the model's own
-    pooling / dense / normalise modules; longest texts first (less padding)."""
-    import torch
-
-    order = np.argsort([-len(t) for t in texts])
-    out = []
-    for start in range(0, len(texts), 16):
-        batch = [prompt + texts[i] for i in order[start : start + 16]]
-        tok = model.tokenizer(batch, padding=True, truncation=True, max_length=cap, return_tensors="np")
-        feeds = {k: tok[k].astype(np.int64) for k in ("input_ids", "attention_mask")}
-        hidden = session.run(None, feeds)[0]
-        mask = tok["attention_mask"][..., None].astype(np.float32)
-        features = {"sentence_embedding": torch.from_numpy((hidden * mask).sum(1) / mask.sum(1))}
-        with torch.no_grad():
-            for module in list(model)[2:]:
-                features = module(features)
-        vectors = features["sentence_embedding"].numpy()
-        out.append(vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
-    ordered = np.concatenate(out)
-    result = np.empty_like(ordered)
-    result[order] = ordered
-    return result
+def reference_rate(texts: list[str]) -> float:
+    """Abstracts/s of bare sentence-transformers MiniLM in a clean child process."""
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        json.dump(texts, f)
+        f.flush()
+        path = str(Settings.bundled_embedder_path())
+        done = subprocess.run(
+            [sys.executable, "-c", REFERENCE, path, f.name],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    return float(done.stdout.strip().splitlines()[-1])
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=200, help="SciFact abstracts to encode")
+    parser.add_argument("--embedders", default=f"{BUNDLED_EMBEDDER},embeddinggemma-300m")
     args = parser.parse_args(argv)
-    import onnxruntime as ort
-    import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-    from sentence_transformers import SentenceTransformer
 
-    torch.set_num_threads(2)
-    texts = [json.loads(line)["text"] for line in (SCIFACT / "corpus.jsonl").open()][: args.n]
-    models = {
-        "all-minilm-l6-v2": (Settings.bundled_embedder_path(), False),
-        "embeddinggemma-300m": (embedder_path("embeddinggemma-300m"), True),
-    }
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 2
-    say(f"## Encoder back-ends ({args.n} SciFact abstracts, 2 threads)\n")
-    say("| embedder | back-end | abstracts/s | × torch fp32 | cosine to fp32 mean | min |")
+    scifact = load_scifact("test")
+    wanted = sorted({d for docs in scifact.qrels.values() for d in docs}, key=int)[: args.n]
+    keep = set(wanted)
+    docs = {}
+    for line in scifact.corpus.open():
+        d = json.loads(line)
+        if d["_id"] in keep:
+            docs[d["_id"]] = (d["title"], d["text"])
+    ids = [i for i in wanted if i in docs]
+    claims = {q: t for q, t in scifact.queries.items() if scifact.qrels[q] <= keep}
+
+    reference = reference_rate([docs[i][1] for i in ids])
+    say(f"## Indexing encoders ({len(ids)} SciFact abstracts, {len(claims)} test claims, 2 threads)\n")
+    say(
+        f"Reference (sentence-transformers all-MiniLM-L6-v2, torch fp32, clean process): {reference:.1f} abstracts/s\n"
+    )
+    say(
+        "| embedder | abstracts through | abstracts/s | × reference | cosine to torch, mean / min | nDCG@10 |"
+    )
     say("|---|---|---|---|---|---|")
-    reference_rate = None
-    for name, (path, dynamo) in models.items():
-        profile = PROFILES[name]
-        cap = profile.max_tokens or 256
-        prompt = profile.document_prompt.replace("{title}", "none")
-        model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
-        model.max_seq_length = cap
-        model.encode(texts[:8], prompt=prompt or None)
-        t0 = time.perf_counter()
-        ref = model.encode(texts, prompt=prompt or None, batch_size=16, normalize_embeddings=True)
-        torch_s = time.perf_counter() - t0
-        reference_rate = reference_rate or args.n / torch_s
-        say(f"| {name} | torch fp32 | {args.n / torch_s:.1f} | 1.00 | 1.0000 | 1.0000 |")
-        with tempfile.TemporaryDirectory() as tmp:
-            fp32, int8 = Path(tmp) / "model.onnx", Path(tmp) / "model.int8.onnx"
-            export(model, fp32, dynamo)
-            quantize_dynamic(
-                str(fp32),
-                str(int8),
-                weight_type=QuantType.QInt8,
-                per_channel=True,
-                op_types_to_quantize=["MatMul"],
+    for name in args.embedders.split(","):
+        torch_side = index_embedder(Settings(embedder=name, document_encoder="torch", torch_threads=2))
+        fast = index_embedder(Settings(embedder=name, torch_threads=2))
+        template = torch_side.profile.document_prompt
+        texts = [
+            (template.replace("{title}", " ".join(docs[i][0].split()) or "none") if template else "")
+            + docs[i][1]
+            for i in ids
+        ]
+        questions = list(claims)
+        queries = torch_side.encode([torch_side.profile.query_prompt + claims[q] for q in questions])
+        truth = None
+        for label, embedder in (("torch", torch_side), (fast.document_backend, fast)):
+            embedder.encode(texts[:4])  # loads and warms
+            t0 = time.perf_counter()
+            vectors = embedder.encode(texts)
+            rate = len(texts) / (time.perf_counter() - t0)
+            truth = vectors if truth is None else truth
+            cosine = (vectors * truth).sum(1)
+            order = np.argsort(-(queries @ vectors.T), axis=1)[:, :10]
+            ndcg = np.mean(
+                [ndcg_at([ids[j] for j in order[n]], scifact.qrels[q]) for n, q in enumerate(questions)]
             )
-            for label, file in (("onnx fp32", fp32), ("onnx int8", int8)):
-                session = ort.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
-                onnx_encode(model, session, texts[:8], prompt, cap)
-                t0 = time.perf_counter()
-                vectors = onnx_encode(model, session, texts, prompt, cap)
-                seconds = time.perf_counter() - t0
-                cos = (vectors * ref).sum(1)
-                say(
-                    f"| {name} | {label} | {args.n / seconds:.1f} | {torch_s / seconds:.2f} "
-                    f"| {cos.mean():.4f} | {cos.min():.4f} |"
-                )
-    say(f"\nReference (MiniLM, torch fp32): {reference_rate:.1f} abstracts/s.")
+            say(
+                f"| {name} | {label} | {rate:.2f} | {rate / reference:.2f} "
+                f"| {cosine.mean():.5f} / {cosine.min():.5f} | {ndcg:.3f} |"
+            )
     return 0
 
 

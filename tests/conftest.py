@@ -52,6 +52,26 @@ def bot(seeded_dir: Path):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="session")
+def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A models folder holding a real, freshly made MiniLM export (ONNX for questions,
+    checked under OpenVINO for abstracts); point ASSISTANT_MODELS_DIR at it to use it."""
+    from assistant.config import BUNDLED_EMBEDDER
+    from assistant.index.export_queries import ensure
+
+    folder = tmp_path_factory.mktemp("models")
+    saved = os.environ.get("ASSISTANT_MODELS_DIR")
+    os.environ["ASSISTANT_MODELS_DIR"] = str(folder)
+    try:
+        ensure(BUNDLED_EMBEDDER)
+    finally:
+        if saved is None:
+            os.environ.pop("ASSISTANT_MODELS_DIR")
+        else:
+            os.environ["ASSISTANT_MODELS_DIR"] = saved
+    return folder
+
+
+@pytest.fixture(scope="session")
 def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real `chroma run` on 127.0.0.1, stopped at the end of the session."""
     proc, url = start_chroma(tmp_path_factory.mktemp("chroma-server") / "db")

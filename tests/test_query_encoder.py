@@ -1,13 +1,12 @@
 """Questions embedded through the ONNX export of the embedder: the same vectors as torch,
 the same search results, a stale or damaged export never used silently, and `stats` saying
 which encoder answers. The export is made for real (MiniLM, about 20 s) into a private
-models folder."""
+models folder (`models`, in conftest)."""
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 from pathlib import Path
 
@@ -18,7 +17,6 @@ from assistant import Assistant, Settings
 from assistant.config import BUNDLED_EMBEDDER
 from assistant.errors import ConfigError
 from assistant.index.embed import PROFILES, Embedder
-from assistant.index.export_queries import ensure
 from assistant.index.onnx_queries import export_for
 from assistant.model_files import EMBEDDERS, models_dir
 from tests.conftest import SEEDS
@@ -30,22 +28,6 @@ QUESTIONS = [
     "privacy " * 400,  # longer than the model's cap: truncated alike
     "Ünïcödé, emoji 🚀 and math ∑ x² in a question",
 ]
-
-
-@pytest.fixture(scope="module")
-def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A models folder holding a real, freshly made MiniLM export."""
-    folder = tmp_path_factory.mktemp("models")
-    saved = os.environ.get("ASSISTANT_MODELS_DIR")
-    os.environ["ASSISTANT_MODELS_DIR"] = str(folder)
-    try:
-        ensure(BUNDLED_EMBEDDER)
-    finally:
-        if saved is None:
-            os.environ.pop("ASSISTANT_MODELS_DIR")
-        else:
-            os.environ["ASSISTANT_MODELS_DIR"] = saved
-    return folder
 
 
 def minilm(query_encoder: str) -> Embedder:

@@ -153,7 +153,7 @@ def test_filtered_search_scans_exactly_the_kept_rows(bot) -> None:
         result = bot.search(question, k=5, filters=filters, detect=False)
         kept = catalogue.mask(catalogue.resolve(result.filters))
         rows = np.flatnonzero(kept)
-        sims = catalogue.vectors[rows] @ bot.embedder.encode_one(question)
+        sims = catalogue.vectors[rows] @ bot.embedder.encode_query(question)
         best = {catalogue.papers[rows[j]].id: float(sims[j]) for j in np.argsort(-sims)[:5]}
         assert result.matching == len(rows) and all(kept[catalogue.index[h.paper.id]] for h in result)
         assert max(result.dense_top) == pytest.approx(max(best.values()), abs=1e-5), question

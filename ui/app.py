@@ -270,6 +270,7 @@ def build_app(bot: Assistant) -> gr.Blocks:
                     "strong_papers": status.strong_papers,
                     "building": status.building,
                     "questions": status.questions,
+                    "abstracts": status.abstracts,
                     "line": status.line(),
                 },
                 "notes": list(bot.notes),

@@ -42,13 +42,16 @@ class IndexStatus:
     building: bool = False  # a build runs in this process
     problem: str | None = None  # why the strong index cannot be used (not installed, …)
     questions: str = ""  # what embeds questions for the answering index: "onnx" or "torch"
+    abstracts: str = ""  # what embeds abstracts for the index being built: "openvino" or "torch"
 
     @property
     def complete(self) -> bool:
         return self.strong is not None and self.papers > 0 and self.strong_papers == self.papers
 
     def line(self) -> str:
-        via = f" (questions via {self.questions})" if self.questions else ""
+        parts = [f"questions via {self.questions}"] if self.questions else []
+        parts += [f"abstracts via {self.abstracts}"] if self.abstracts else []
+        via = f" ({', '.join(parts)})" if parts else ""
         if self.strong is None:
             return f"search: {self.answering} index{via}"
         if self.problem:
@@ -73,6 +76,7 @@ def index_embedder(settings: Settings) -> Embedder:
         Profile() if custom else PROFILES[settings.index_embedder],
         export_name=None if custom else settings.index_embedder,
         query_encoder=settings.query_encoder,
+        document_encoder=settings.document_encoder,
     )
 
 

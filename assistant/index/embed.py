@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
     from assistant.index.onnx_queries import OnnxQueries
+    from assistant.index.openvino_documents import OpenVinoDocuments
     from assistant.types import Paper
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,7 @@ class Embedder:
         profile: Profile | None = None,
         export_name: str | None = None,
         query_encoder: str = "auto",
+        document_encoder: str = "auto",
     ) -> None:
         self.path = Path(path)
         self.batch_size = batch_size
@@ -81,8 +83,10 @@ class Embedder:
         self.profile = profile or Profile()
         self.export_name = export_name  # a bundled embedder's name: its ONNX export for questions
         self.query_encoder = query_encoder  # auto | onnx | torch (see `onnx_queries`)
+        self.document_encoder = document_encoder  # auto | openvino | torch (`openvino_documents`)
         self._model: SentenceTransformer | None = None
         self._queries: OnnxQueries | bool | None = False  # False: not looked up yet
+        self._documents: OpenVinoDocuments | bool | None = False
         self._lock = threading.Lock()
         self._cache: dict[str, np.ndarray] = {}
 
@@ -97,6 +101,9 @@ class Embedder:
 
     @property
     def dim(self) -> int:
+        documents = self.documents
+        if documents is not None:
+            return documents.dim
         dim = self.model.get_sentence_embedding_dimension()
         assert dim is not None
         return int(dim)
@@ -108,6 +115,12 @@ class Embedder:
     def encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        documents = self.documents
+        if documents is not None:
+            return documents.encode(texts)
+        return self._torch_encode(texts)
+
+    def _torch_encode(self, texts: list[str]) -> np.ndarray:
         vectors = self.model.encode(
             texts,
             batch_size=self.batch_size,
@@ -126,7 +139,7 @@ class Embedder:
         queries = self.queries
         if queries is not None:
             return queries.encode([self.profile.query_prompt + text])[0]
-        return self.encode([self.profile.query_prompt + text])[0]
+        return self._torch_encode([self.profile.query_prompt + text])[0]
 
     @property
     def queries(self) -> OnnxQueries | None:
@@ -165,6 +178,64 @@ class Embedder:
                 f"no current ONNX export of {what} for questions: run `python -m "
                 f"assistant.index.export_queries {self.export_name or 'NAME'}` (`make install` does; "
                 "exports are made for the bundled embedders only), or set ASSISTANT_QUERY_ENCODER=torch"
+            )
+        return None
+
+    @property
+    def documents(self) -> OpenVinoDocuments | None:
+        """The OpenVINO encoder of abstracts and sentences, or None when torch embeds them."""
+        with self._lock:
+            if self._documents is False:
+                self._documents = self._find_documents()
+            return self._documents  # type: ignore[return-value]
+
+    @property
+    def document_backend(self) -> str:
+        """'openvino (bf16)', 'openvino (f32)' or 'torch': what embeds abstracts (`stats`)."""
+        documents = self.documents
+        return f"openvino ({documents.precision})" if documents is not None else "torch"
+
+    @property
+    def document_route(self) -> str:
+        """'openvino' or 'torch': what embeds (or will embed) abstracts, without loading it."""
+        if self._documents is not False:
+            return "openvino" if self._documents is not None else "torch"
+        if self.document_encoder == "torch" or not self.export_name:
+            return "torch"
+        from assistant.index.onnx_queries import export_for
+        from assistant.index.openvino_documents import verified
+        from assistant.model_files import models_dir
+
+        export = export_for(self.path, self.export_name, models_dir())
+        return "openvino" if verified(export, self.profile.max_tokens) else "torch"
+
+    def _find_documents(self) -> OpenVinoDocuments | None:
+        from assistant.index.onnx_queries import export_for
+        from assistant.index.openvino_documents import OpenVinoDocuments, verified
+        from assistant.model_files import models_dir
+
+        if self.document_encoder == "torch":
+            return None
+        export = export_for(self.path, self.export_name, models_dir()) if self.export_name else None
+        if export is not None and verified(export, self.profile.max_tokens):
+            try:
+                return OpenVinoDocuments(export, self.threads or 2)
+            except Exception as exc:  # a damaged export or runtime: say so, use torch (auto)
+                if self.document_encoder == "openvino":
+                    raise ConfigError(
+                        f"OpenVINO cannot load {export.onnx} ({exc}): delete {export.folder} and "
+                        f"run `python -m assistant.index.export_queries {self.export_name}`, or set "
+                        "ASSISTANT_DOCUMENT_ENCODER=torch"
+                    ) from exc
+                log.warning(
+                    "OpenVINO encoder for %s not loaded (%s): texts embedded by torch", export.onnx, exc
+                )
+        if self.document_encoder == "openvino":
+            what = self.export_name or str(self.path)
+            raise ConfigError(
+                f"no export of {what} checked under this OpenVINO: run `python -m "
+                f"assistant.index.export_queries {self.export_name or 'NAME'}` (`make install` does; "
+                "bundled embedders only), or set ASSISTANT_DOCUMENT_ENCODER=torch"
             )
         return None
 

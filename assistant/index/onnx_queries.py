@@ -3,8 +3,8 @@
 A question is one short text, and there torch's per-call overhead dominates: EmbeddingGemma
 embeds one in about 250 ms through sentence-transformers in the serving process (where
 `OMP_WAIT_POLICY=PASSIVE` is set for llama.cpp), the same network exported to ONNX in
-about 50 ms (`python -m benchmarks.search_latency`). Abstracts stay on torch: in batches
-the export is slower (`python -m benchmarks.encoders`).
+about 50 ms (`python -m benchmarks.search_latency`). In batches onnxruntime is slower than
+torch: abstracts go through the same export under OpenVINO (`openvino_documents`).
 
 The whole sentence-transformers pipeline (network, pooling, dense layers, normalisation)
 is exported once, at install time (`python -m assistant.model_files install NAME`, run by
@@ -31,6 +31,7 @@ from assistant.model_files import sha256_file
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
+    from transformers import PreTrainedTokenizerBase
 
 log = logging.getLogger(__name__)
 
@@ -121,18 +122,24 @@ def export_for(model_folder: Path, name: str, models: Path) -> QueryExport:
     return QueryExport(Path(model_folder), models / "onnx" / name)
 
 
+def tokenizer_for(export: QueryExport) -> tuple[PreTrainedTokenizerBase, int]:
+    """The model's own tokenizer, and the token cap sentence-transformers applied when the
+    pipeline was exported (its max_seq_length)."""
+    from transformers import AutoTokenizer
+
+    cap = int(json.loads(export.manifest.read_text())["cap"])
+    return AutoTokenizer.from_pretrained(str(export.model_folder), local_files_only=True), cap
+
+
 class OnnxQueries:
     """Embeds questions with an exported pipeline: the model's own tokenizer, one
     onnxruntime session; L2-normalised float32 vectors like `Embedder.encode`."""
 
     def __init__(self, export: QueryExport, threads: int = 2) -> None:
         import onnxruntime as ort
-        from transformers import AutoTokenizer
 
         self.export = export
-        # the token cap sentence-transformers applied when exported (its max_seq_length)
-        self.cap = int(json.loads(export.manifest.read_text())["cap"])
-        self.tokenizer = AutoTokenizer.from_pretrained(str(export.model_folder), local_files_only=True)
+        self.tokenizer, self.cap = tokenizer_for(export)
         options = ort.SessionOptions()
         options.intra_op_num_threads = max(1, threads)
         options.inter_op_num_threads = 1

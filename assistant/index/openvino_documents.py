@@ -1,0 +1,150 @@
+"""Abstracts and abstract sentences embedded through OpenVINO instead of torch.
+
+Indexing is batch work, where torch fp32 is slow on a small CPU: EmbeddingGemma embeds
+about 1.2–1.7 abstracts/s on 2 cores. OpenVINO runs the same ONNX export that embeds
+questions (`onnx_queries`), in bfloat16 where the CPU has it (AVX-512 BF16 or AMX; float32
+elsewhere), as two single-threaded streams fed four texts at a time, longest first: about
+3.5× torch's rate for EmbeddingGemma and 2.5× for MiniLM here, with vectors at cosine
+≥ 0.9999 to torch's (`python -m benchmarks.encoders`).
+
+Nothing new is exported: `make install` checks the export under OpenVINO against torch on
+probe texts (cosine ≥ `MIN_COSINE`) and records the OpenVINO version that passed
+(`openvino.json` beside the export). Without that record (another OpenVINO, a custom
+`ASSISTANT_EMBEDDER_PATH`, no export) texts are embedded by torch as before;
+`document_encoder="openvino"` makes it required, `"torch"` never uses it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from assistant.errors import ConfigError
+from assistant.index.onnx_queries import PROBES, QueryExport, tokenizer_for
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+log = logging.getLogger(__name__)
+
+FORMAT = 1
+MIN_COSINE = 0.999
+BATCH = 4  # texts per request: little padding, and two requests keep both streams busy
+RECORD = "openvino.json"
+# Abstract-like probes (the question probes are short): long enough to reach the token cap.
+_LONG = "We study retrieval-augmented generation for scientific question answering. " * 40
+DOCUMENT_PROBES = (
+    *PROBES,
+    "title: none | text: " + _LONG,
+    "Κβαντικοί υπολογιστές και μηχανική μάθηση: a bilingual abstract with 12.4% → 9.8% WER.",
+)
+
+
+def record_path(export: QueryExport) -> Path:
+    return export.folder / RECORD
+
+
+def verified(export: QueryExport, max_tokens: int | None) -> bool:
+    """Is the ONNX export current, and was it checked under this OpenVINO version?"""
+    try:
+        import openvino
+    except ImportError:
+        return False
+    try:
+        recorded = json.loads(record_path(export).read_text())
+    except (OSError, ValueError):
+        return False
+    return (
+        recorded.get("format") == FORMAT
+        and recorded.get("openvino") == openvino.__version__
+        and export.current(max_tokens)
+    )
+
+
+class OpenVinoDocuments:
+    """Embeds batches of texts with the exported pipeline under OpenVINO: the model's own
+    tokenizer and token cap; L2-normalised float32 vectors in input order, like
+    `Embedder.encode`. One call at a time (calls from several threads wait their turn)."""
+
+    def __init__(self, export: QueryExport, threads: int = 2) -> None:
+        import openvino as ov
+
+        self.export = export
+        self.tokenizer, self.cap = tokenizer_for(export)
+        core = ov.Core()
+        model = core.read_model(str(export.onnx))
+        streams = 2 if threads >= 2 else 1
+        self.compiled = core.compile_model(
+            model,
+            "CPU",
+            {
+                "PERFORMANCE_HINT": "THROUGHPUT",
+                "NUM_STREAMS": streams,
+                "INFERENCE_NUM_THREADS": max(1, threads),
+            },
+        )
+        self.precision = self.compiled.get_property("INFERENCE_PRECISION_HINT").to_string()
+        self.inputs = [i.get_any_name() for i in model.inputs]
+        self.dim = int(model.outputs[0].get_partial_shape()[1].get_length())
+        self._queue = ov.AsyncInferQueue(self.compiled, streams)
+        self._lock = threading.Lock()
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+
+        def done(request, rows: np.ndarray) -> None:  # type: ignore[no-untyped-def]
+            out[rows] = request.get_output_tensor(0).data
+
+        with self._lock:
+            self._queue.set_callback(done)
+            for start in range(0, len(texts), BATCH):
+                rows = order[start : start + BATCH]
+                tok = self.tokenizer(
+                    [texts[i] for i in rows],
+                    padding=True,
+                    truncation="longest_first",
+                    max_length=self.cap,
+                    return_tensors="np",
+                )
+                feeds = {k: np.asarray(tok[k], dtype=np.int64) for k in self.inputs}
+                self._queue.start_async(feeds, rows)
+            self._queue.wait_all()
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+
+
+def verify(model: SentenceTransformer, export: QueryExport, max_tokens: int | None) -> float:
+    """Check the export under OpenVINO against `model` (torch) on probe texts and record the
+    OpenVINO version that passed; raises ConfigError (nothing recorded) when it does not."""
+    import openvino
+
+    if max_tokens:
+        model.max_seq_length = max_tokens
+    record_path(export).unlink(missing_ok=True)
+    reference = model.encode(list(DOCUMENT_PROBES), normalize_embeddings=True, convert_to_numpy=True)
+    encoder = OpenVinoDocuments(export)
+    cosine = float((np.asarray(reference) * encoder.encode(list(DOCUMENT_PROBES))).sum(1).min())
+    if not cosine >= MIN_COSINE:
+        raise ConfigError(
+            f"{export.model_folder.name} under OpenVINO ({encoder.precision}) does not match torch "
+            f"(cosine {cosine:.5f} < {MIN_COSINE}); abstracts stay on torch "
+            "(ASSISTANT_DOCUMENT_ENCODER=torch)"
+        )
+    entry = {
+        "format": FORMAT,
+        "openvino": openvino.__version__,
+        "precision": encoder.precision,
+        "min_cosine": cosine,
+    }
+    record_path(export).write_text(json.dumps(entry, indent=1))
+    log.info(
+        "%s checked under OpenVINO (%s, cosine >= %.5f)", export.model_folder.name, encoder.precision, cosine
+    )
+    return cosine
