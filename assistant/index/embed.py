@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -18,7 +18,7 @@ from assistant.errors import ConfigError
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-    from assistant.index.onnx_queries import OnnxQueries
+    from assistant.index.onnx_queries import OnnxQueries, QueryExport
     from assistant.index.openvino_documents import OpenVinoDocuments
     from assistant.types import Paper
 
@@ -29,6 +29,26 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+
+@dataclass(frozen=True)
+class _FastEncoder:
+    """One use of a bundled embedder's ONNX export instead of torch (see `Embedder._find_fast`)."""
+
+    texts: str  # what it embeds
+    runtime: str
+    required: str  # the setting's value that requires it
+    env: str  # the setting's environment variable
+    missing: str  # what "no export ..." lacks
+
+
+_QUERIES = _FastEncoder(
+    "questions", "ONNX Runtime", "onnx", "ASSISTANT_QUERY_ENCODER", "current for questions"
+)
+_DOCUMENTS = _FastEncoder(
+    "texts", "OpenVINO", "openvino", "ASSISTANT_DOCUMENT_ENCODER", "checked under this OpenVINO version"
+)
+
+_Fast = TypeVar("_Fast")
 
 CACHE_SIZE = 50_000  # sentence vectors remembered (about 75 MB at 384 dimensions)
 
@@ -155,31 +175,11 @@ class Embedder:
         return "onnx" if self.queries is not None else "torch"
 
     def _find_queries(self) -> OnnxQueries | None:
-        from assistant.index.onnx_queries import OnnxQueries, export_for
-        from assistant.model_files import models_dir
+        from assistant.index.onnx_queries import OnnxQueries
 
-        if self.query_encoder == "torch":
-            return None
-        export = export_for(self.path, self.export_name, models_dir()) if self.export_name else None
-        if export is not None and export.current(self.profile.max_tokens):
-            try:
-                return OnnxQueries(export, self.threads or 2)
-            except Exception as exc:  # a damaged export: say so, and embed with torch (auto)
-                if self.query_encoder == "onnx":
-                    raise ConfigError(
-                        f"the ONNX export {export.onnx} cannot be loaded ({exc}): delete "
-                        f"{export.folder} and run `python -m assistant.index.export_queries "
-                        f"{self.export_name}`, or set ASSISTANT_QUERY_ENCODER=torch"
-                    ) from exc
-                log.warning("ONNX export %s not loaded (%s): questions embedded by torch", export.onnx, exc)
-        if self.query_encoder == "onnx":
-            what = self.export_name or str(self.path)
-            raise ConfigError(
-                f"no current ONNX export of {what} for questions: run `python -m "
-                f"assistant.index.export_queries {self.export_name or 'NAME'}` (`make install` does; "
-                "exports are made for the bundled embedders only), or set ASSISTANT_QUERY_ENCODER=torch"
-            )
-        return None
+        return self._find_fast(
+            _QUERIES, self.query_encoder, lambda export: export.current(self.profile.max_tokens), OnnxQueries
+        )
 
     @property
     def documents(self) -> OpenVinoDocuments | None:
@@ -210,32 +210,52 @@ class Embedder:
         return "openvino" if verified(export, self.profile.max_tokens) else "torch"
 
     def _find_documents(self) -> OpenVinoDocuments | None:
-        from assistant.index.onnx_queries import export_for
         from assistant.index.openvino_documents import OpenVinoDocuments, verified
+
+        return self._find_fast(
+            _DOCUMENTS,
+            self.document_encoder,
+            lambda export: verified(export, self.profile.max_tokens),
+            OpenVinoDocuments,
+        )
+
+    def _find_fast(
+        self,
+        fast: _FastEncoder,
+        choice: str,
+        usable: Callable[[QueryExport], bool],
+        load: Callable[[QueryExport, int], _Fast],
+    ) -> _Fast | None:
+        """The fast encoder `fast` of this embedder's ONNX export, or None for torch.
+        `choice` is its setting: torch never uses it; `fast.required` needs it, and says how
+        to make or mend it when it is missing or broken; auto uses it when `usable`."""
+        from assistant.index.onnx_queries import export_for
         from assistant.model_files import models_dir
 
-        if self.document_encoder == "torch":
+        if choice == "torch":
             return None
         export = export_for(self.path, self.export_name, models_dir()) if self.export_name else None
-        if export is not None and verified(export, self.profile.max_tokens):
+        remake = f"`python -m assistant.index.export_queries {self.export_name or 'NAME'}`"
+        if export is not None and usable(export):
             try:
-                return OpenVinoDocuments(export, self.threads or 2)
+                return load(export, self.threads or 2)
             except Exception as exc:  # a damaged export or runtime: say so, use torch (auto)
-                if self.document_encoder == "openvino":
+                if choice == fast.required:
                     raise ConfigError(
-                        f"OpenVINO cannot load {export.onnx} ({exc}): delete {export.folder} and "
-                        f"run `python -m assistant.index.export_queries {self.export_name}`, or set "
-                        "ASSISTANT_DOCUMENT_ENCODER=torch"
+                        f"{fast.runtime} cannot load {export.onnx} ({exc}): delete {export.folder} "
+                        f"and run {remake}, or set {fast.env}=torch"
                     ) from exc
                 log.warning(
-                    "OpenVINO encoder for %s not loaded (%s): texts embedded by torch", export.onnx, exc
+                    "%s export %s not loaded (%s): %s embedded by torch",
+                    fast.runtime,
+                    export.onnx,
+                    exc,
+                    fast.texts,
                 )
-        if self.document_encoder == "openvino":
-            what = self.export_name or str(self.path)
+        if choice == fast.required:
             raise ConfigError(
-                f"no export of {what} checked under this OpenVINO: run `python -m "
-                f"assistant.index.export_queries {self.export_name or 'NAME'}` (`make install` does; "
-                "bundled embedders only), or set ASSISTANT_DOCUMENT_ENCODER=torch"
+                f"no export of {self.export_name or self.path} {fast.missing}: run {remake} (`make "
+                f"install` does; exports are made for the bundled embedders only), or set {fast.env}=torch"
             )
         return None
 
