@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import subprocess
 import sys
@@ -36,7 +35,7 @@ from eval.metrics import mean, ndcg_at, percentile
 from eval.questions import SCIFACT, load_scifact
 
 
-def write_library(path: Path, n: int, seed: int = 0) -> int:
+def write_library(path: Path, n: int, seed: int = 0) -> None:
     """SciFact's corpus, then mixes of its abstracts up to `n` records (SciFact's JSONL shape)."""
     rows = [json.loads(line) for line in (SCIFACT / "corpus.jsonl").open()]
     rows = [r for r in rows if r["text"].strip()]
@@ -57,7 +56,6 @@ def write_library(path: Path, n: int, seed: int = 0) -> int:
             title = f"{rows[a]['title']} (mix {i})"
             out.write(json.dumps({"_id": f"mix{i}", "title": title, "text": text}) + "\n")
             i += 1
-    return min(n, len(rows)) + max(0, n - len(rows))
 
 
 def disk_mb(folder: Path) -> float:
@@ -122,7 +120,6 @@ def serve_in_child(data: Path) -> dict[str, object]:
         check=True,
         stdout=subprocess.PIPE,
         text=True,
-        env=os.environ,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -144,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
             (f"{args.n:,} papers", args.n),
         ):
             library = root / f"library-{n}.jsonl"
-            n = write_library(library, n)
+            write_library(library, n)
             # Each build in its own process, so its peak memory is its own.
             child = subprocess.run(
                 [sys.executable, "-c", _BUILD, str(library), str(root / f"data-{n}"), str(n)],
