@@ -241,7 +241,7 @@ class Assistant:
 
     @staticmethod
     def _questions_via(bot: Assistant) -> str:
-        """'onnx' or 'torch': what embeds questions for `bot`'s index ('' if it cannot load)."""
+        """'openvino', 'onnx' or 'torch': what embeds questions for `bot`'s index ('' if it cannot load)."""
         try:
             return bot.embedder.query_backend
         except ConfigError:

@@ -110,12 +110,13 @@ class Settings(BaseSettings):
     torch_threads: int = Field(
         default=0, ge=0, description="Torch CPU threads for the encoder (0: torch's default)."
     )
-    query_encoder: Literal["auto", "onnx", "torch"] = Field(
+    query_encoder: Literal["auto", "openvino", "onnx", "torch"] = Field(
         default="auto",
         description="What embeds a question. auto: the ONNX export of the index's embedder made by "
-        "`make install` (`python -m assistant.model_files install NAME`), same vectors (cosine >= "
-        "0.9999 to torch, checked when exported) in a fraction of the time; torch when there is none "
-        "(a custom ASSISTANT_EMBEDDER_PATH). onnx: require the export. torch: never use it.",
+        "`make install` (`python -m assistant.model_files install NAME`), the same vectors as torch "
+        "(cosine checked at install) in a fraction of the time: under OpenVINO when it was checked "
+        "there (fastest), else under onnxruntime; torch when there is none (a custom "
+        "ASSISTANT_EMBEDDER_PATH). openvino, onnx: require that runtime. torch: never use an export.",
     )
     document_encoder: Literal["auto", "openvino", "torch"] = Field(
         default="auto",

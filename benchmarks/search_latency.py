@@ -1,19 +1,21 @@
-"""Search latency of the two indexes of embedder=auto, with questions embedded by torch and
-by the ONNX export, in one run (a quiet machine): `Assistant.search` p50/p95, the question's
-embedding alone, and retrieval quality on the same questions (so a speed-up cannot hide a
-loss): 40 `heldout2` questions and the 30 `heldout4` paraphrases.
+"""Search latency of the two indexes of embedder=auto, with questions embedded by torch, by
+the ONNX export under onnxruntime and by the same export under OpenVINO, in one run (a quiet
+machine): `Assistant.search` p50/p95, the question's embedding alone, the memory the question
+encoder adds to a fresh process, and retrieval quality on the same questions (so a speed-up
+cannot hide a loss): 40 `heldout2` questions and the 30 `heldout4` paraphrases.
 
     python -m benchmarks.search_latency [--data-dir DIR]
 
 The store is eval.context's (~/.cache/assistant/eval-store), its EmbeddingGemma index
 built first if needed. Rows without an export installed (`make install` makes them) say
-"questions via torch" twice.
+"questions via torch" three times.
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -44,6 +46,38 @@ def quality(bot: Assistant, questions: list[Question]) -> tuple[float, float]:
     return first / len(questions), mrr / len(questions)
 
 
+_MEMORY = """
+import sys
+from assistant import Settings
+from assistant.corpus.strong_index import index_embedder
+
+def rss():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+
+name, encoder = sys.argv[1], sys.argv[2]
+embedder = index_embedder(Settings(embedder=name, query_encoder=encoder, corpus=[]))
+before = rss()
+embedder.encode_query("Which paper compares sparse attention with linear attention?")
+alone = rss() - before
+embedder.encode(["An abstract about sparse attention. " * 30] * 4)
+print(embedder.query_backend, round(alone), round(rss() - before))
+"""
+
+
+def encoder_memory(name: str, encoder: str) -> str:
+    """MB of resident memory that loading the question encoder and embedding one question
+    add to a fresh process (its imports done), and then with the abstract encoder loaded
+    too (a process that indexes: the app building its strong index, `ingest`)."""
+    done = subprocess.run([sys.executable, "-c", _MEMORY, name, encoder], capture_output=True, text=True)
+    if done.returncode != 0:
+        print(done.stderr.strip().splitlines()[-1:], file=sys.stderr)
+        return "?"
+    alone, both = done.stdout.split()[-2:]
+    return f"{alone} / {both} MB"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, default=STORE)
@@ -56,11 +90,12 @@ def main(argv: list[str] | None = None) -> int:
     judged = [q for q in load_questions(SETS["heldout2"], papers) if q.answerable][:40]
     paraphrases = [q for q in load_questions(SETS["heldout4"], papers) if q.type == "paraphrase"]
     print(
-        "| index | search p50 | search p95 | question embedding p50 | heldout2 R@1 / MRR@10 "
-        f"({len(judged)}) | heldout4 paraphrases ({len(paraphrases)}) |\n|---|---|---|---|---|---|"
+        "| index | search p50 | search p95 | question embedding p50 | question encoder memory (+ abstract encoder) "
+        f"| heldout2 R@1 / MRR@10 ({len(judged)}) | heldout4 paraphrases ({len(paraphrases)}) |"
+        "\n|---|---|---|---|---|---|---|"
     )
     for embedder in ("auto", BUNDLED_EMBEDDER):
-        for encoder in ("torch", "onnx"):
+        for encoder in ("torch", "onnx", "openvino"):
             bot = Assistant(
                 data_dir=args.data_dir,
                 corpus=[DEFAULT_SEEDS],
@@ -69,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
                 query_encoder=encoder,
             )
             bot.search(questions[0])
+            strong = bot.settings.strong()  # embedder=auto: its index answers (built above)
+            answering = (strong or bot.settings).index_embedder
             searches = timed(bot.search, questions)
             embeddings = timed(bot._ready().embedder.encode_query, questions)
             r1, mrr = quality(bot, judged)
@@ -76,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"| {bot.index_status().line()} | {statistics.median(searches) * 1000:.0f} ms "
                 f"| {searches[int(0.95 * len(searches))] * 1000:.0f} ms "
-                f"| {statistics.median(embeddings) * 1000:.0f} ms | {r1:.3f} / {mrr:.3f} "
+                f"| {statistics.median(embeddings) * 1000:.0f} ms "
+                f"| {encoder_memory(answering, encoder)} | {r1:.3f} / {mrr:.3f} "
                 f"| {p1:.3f} / {pmrr:.3f} |",
                 flush=True,
             )

@@ -1,12 +1,14 @@
-"""Questions embedded through the ONNX export of the embedder: the same vectors as torch,
-the same search results, a stale or damaged export never used silently, and `stats` saying
-which encoder answers. The export is made for real (MiniLM, about 20 s) into a private
+"""Questions embedded through the ONNX export of the embedder, under OpenVINO (auto, when
+the export was checked there) or onnxruntime: the same vectors as torch, the same search
+results, a stale or damaged export never used silently, and `stats` saying which encoder
+answers. The export is made for real (MiniLM, about 20 s) into a private
 models folder (`models`, in conftest)."""
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from assistant.config import BUNDLED_EMBEDDER
 from assistant.errors import ConfigError
 from assistant.index.embed import PROFILES, Embedder
 from assistant.index.onnx_queries import export_for
+from assistant.index.openvino_documents import OpenVinoDocuments
 from assistant.model_files import EMBEDDERS, models_dir
 from tests.conftest import SEEDS
 
@@ -36,20 +39,58 @@ def minilm(query_encoder: str) -> Embedder:
     )
 
 
-def test_onnx_questions_match_torch(models: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("choice", "runtime", "cosine"), [("onnx", "onnx", 0.9999), ("auto", "openvino", 0.999)]
+)
+def test_exported_questions_match_torch(
+    models: Path, monkeypatch: pytest.MonkeyPatch, choice: str, runtime: str, cosine: float
+) -> None:
     monkeypatch.setenv("ASSISTANT_MODELS_DIR", str(models))
-    onnx, torch = minilm("auto"), minilm("torch")
-    assert onnx.query_backend == "onnx" and torch.query_backend == "torch"
-    a = np.stack([onnx.encode_query(q) for q in QUESTIONS])
+    fast, torch = minilm(choice), minilm("torch")
+    assert fast.query_backend == runtime and torch.query_backend == "torch"
+    a = np.stack([fast.encode_query(q) for q in QUESTIONS])
     b = np.stack([torch.encode_query(q) for q in QUESTIONS])
     assert a.dtype == np.float32 and a.shape == b.shape
     np.testing.assert_allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
-    assert (a * b).sum(1).min() >= 0.9999
-    # documents are still embedded by torch
-    assert onnx.encode(["a sentence"]).shape == (1, 384)
+    assert (a * b).sum(1).min() >= cosine  # OpenVINO: bfloat16 where the CPU has it
+    # one question at a time, and the same question gives the same vector again
+    np.testing.assert_allclose(fast.encode_query(QUESTIONS[0]), a[0], atol=1e-6)
+    assert fast.encode(["a sentence"]).shape == (1, 384)
 
 
-def test_search_is_the_same_and_stats_say_onnx(
+def test_questions_and_abstracts_share_one_read_of_the_export(
+    models: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ASSISTANT_MODELS_DIR", str(models))
+    embedder = minilm("auto")
+    queries, documents = embedder.queries, embedder.documents
+    assert isinstance(queries, OpenVinoDocuments) and isinstance(documents, OpenVinoDocuments)
+    assert queries is not documents
+    assert queries._model is documents._model  # the compiled models share its weights
+    assert minilm("auto").documents._model is queries._model  # type: ignore[union-attr]
+    assert str(queries.compiled.get_property("PERFORMANCE_HINT")) == "LATENCY"
+    assert str(documents.compiled.get_property("PERFORMANCE_HINT")) == "THROUGHPUT"
+    # an export remade in place (a new file time) is read again, not served from the old read
+    export = export_for(Settings.bundled_embedder_path(), BUNDLED_EMBEDDER, models)
+    stat = export.onnx.stat()
+    os.utime(export.onnx, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    assert minilm("auto").queries._model is not queries._model  # type: ignore[union-attr]
+
+
+def test_auto_questions_fall_back_to_onnxruntime_without_the_openvino_check(
+    models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = tmp_path / "models"
+    shutil.copytree(models, copy)
+    monkeypatch.setenv("ASSISTANT_MODELS_DIR", str(copy))
+    export = export_for(Settings.bundled_embedder_path(), BUNDLED_EMBEDDER, copy)
+    (export.folder / "openvino.json").unlink()  # checked under no OpenVINO (or another version)
+    assert minilm("auto").query_backend == "onnx"
+    with pytest.raises(ConfigError, match="checked under this OpenVINO version"):
+        minilm("openvino").encode_query("anything")
+
+
+def test_search_is_the_same_and_stats_say_openvino(
     models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ASSISTANT_MODELS_DIR", str(models))
@@ -58,7 +99,7 @@ def test_search_is_the_same_and_stats_say_onnx(
     slow = Assistant(
         data_dir=data, corpus=[SEEDS], embedder=BUNDLED_EMBEDDER, backend="extractive", query_encoder="torch"
     )
-    assert "questions via onnx" in fast.index_status().line()
+    assert "questions via openvino" in fast.index_status().line()
     assert "questions via torch" in slow.index_status().line()
     for question in [*QUESTIONS[:3], "graph neural networks for molecules", "Who wrote about diffusion?"]:
         a = [(h.paper.id, round(h.score, 4)) for h in fast.search(question, k=5)]
@@ -117,9 +158,11 @@ GEMMA = "embeddinggemma-300m"
 )
 def test_installed_gemma_export_matches_torch() -> None:
     folder = models_dir() / EMBEDDERS[GEMMA].folder
-    onnx = Embedder(folder, profile=PROFILES[GEMMA], export_name=GEMMA)
+    onnx = Embedder(folder, profile=PROFILES[GEMMA], export_name=GEMMA, query_encoder="onnx")
+    auto = Embedder(folder, profile=PROFILES[GEMMA], export_name=GEMMA)
     torch = Embedder(folder, profile=PROFILES[GEMMA], export_name=GEMMA, query_encoder="torch")
-    assert onnx.query_backend == "onnx"
+    assert onnx.query_backend == "onnx" and auto.query_backend == "openvino"
     a = np.stack([onnx.encode_query(q) for q in QUESTIONS])
     b = np.stack([torch.encode_query(q) for q in QUESTIONS])
-    assert (a * b).sum(1).min() >= 0.9999
+    c = np.stack([auto.encode_query(q) for q in QUESTIONS])
+    assert (a * b).sum(1).min() >= 0.9999 and (c * b).sum(1).min() >= 0.999

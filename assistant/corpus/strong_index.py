@@ -41,7 +41,7 @@ class IndexStatus:
     strong_papers: int = 0  # papers in the strong index so far
     building: bool = False  # a build runs in this process
     problem: str | None = None  # why the strong index cannot be used (not installed, …)
-    questions: str = ""  # what embeds questions for the answering index: "onnx" or "torch"
+    questions: str = ""  # what embeds questions for the answering index: "openvino", "onnx" or "torch"
     abstracts: str = ""  # what embeds abstracts for the index being built: "openvino" or "torch"
 
     @property

@@ -44,6 +44,9 @@ class _FastEncoder:
 _QUERIES = _FastEncoder(
     "questions", "ONNX Runtime", "onnx", "ASSISTANT_QUERY_ENCODER", "current for questions"
 )
+_QUERIES_OPENVINO = _FastEncoder(
+    "questions", "OpenVINO", "openvino", "ASSISTANT_QUERY_ENCODER", "checked under this OpenVINO version"
+)
 _DOCUMENTS = _FastEncoder(
     "texts", "OpenVINO", "openvino", "ASSISTANT_DOCUMENT_ENCODER", "checked under this OpenVINO version"
 )
@@ -102,10 +105,11 @@ class Embedder:
         self.threads = threads
         self.profile = profile or Profile()
         self.export_name = export_name  # a bundled embedder's name: its ONNX export for questions
-        self.query_encoder = query_encoder  # auto | onnx | torch (see `onnx_queries`)
+        # auto | openvino | onnx | torch (see `onnx_queries`, `openvino_documents`)
+        self.query_encoder = query_encoder
         self.document_encoder = document_encoder  # auto | openvino | torch (`openvino_documents`)
         self._model: SentenceTransformer | None = None
-        self._queries: OnnxQueries | bool | None = False  # False: not looked up yet
+        self._queries: OnnxQueries | OpenVinoDocuments | bool | None = False  # False: not looked up
         self._documents: OpenVinoDocuments | bool | None = False
         self._lock = threading.Lock()
         self._cache: dict[str, np.ndarray] = {}
@@ -155,15 +159,16 @@ class Embedder:
 
     def encode_query(self, text: str) -> np.ndarray:
         """A search question, with the embedder's query prompt; through the ONNX export
-        when there is one (same vectors, a fraction of torch's time for one short text)."""
+        (under OpenVINO, else onnxruntime) when there is one: the same vectors in a fraction
+        of torch's time for one short text."""
         queries = self.queries
         if queries is not None:
             return queries.encode([self.profile.query_prompt + text])[0]
         return self._torch_encode([self.profile.query_prompt + text])[0]
 
     @property
-    def queries(self) -> OnnxQueries | None:
-        """The ONNX question encoder, or None when questions go through torch."""
+    def queries(self) -> OnnxQueries | OpenVinoDocuments | None:
+        """The question encoder of the export, or None when questions go through torch."""
         with self._lock:
             if self._queries is False:
                 self._queries = self._find_queries()
@@ -171,12 +176,29 @@ class Embedder:
 
     @property
     def query_backend(self) -> str:
-        """'onnx' or 'torch': what embeds questions (shown by `stats`)."""
-        return "onnx" if self.queries is not None else "torch"
+        """'openvino', 'onnx' or 'torch': what embeds questions (shown by `stats`)."""
+        from assistant.index.openvino_documents import OpenVinoDocuments
 
-    def _find_queries(self) -> OnnxQueries | None:
+        queries = self.queries
+        if queries is None:
+            return "torch"
+        return "openvino" if isinstance(queries, OpenVinoDocuments) else "onnx"
+
+    def _find_queries(self) -> OnnxQueries | OpenVinoDocuments | None:
+        """auto: the export under OpenVINO when it was checked there (fastest for one
+        question), else under onnxruntime, else torch; openvino or onnx: that one only."""
         from assistant.index.onnx_queries import OnnxQueries
+        from assistant.index.openvino_documents import OpenVinoDocuments, verified
 
+        if self.query_encoder in ("auto", "openvino"):
+            found = self._find_fast(
+                _QUERIES_OPENVINO,
+                self.query_encoder,
+                lambda export: verified(export, self.profile.max_tokens),
+                lambda export, threads: OpenVinoDocuments(export, threads, latency=True),
+            )
+            if found is not None or self.query_encoder == "openvino":
+                return found
         return self._find_fast(
             _QUERIES, self.query_encoder, lambda export: export.current(self.profile.max_tokens), OnnxQueries
         )
