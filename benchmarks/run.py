@@ -88,7 +88,9 @@ def scifact_vectors(embedder: Embedder, first: int = 0) -> tuple[list, np.ndarra
     papers, _ = load_papers([SCIFACT / "corpus.jsonl"])
     CACHE.mkdir(parents=True, exist_ok=True)
     profile = embedder.profile
-    tag = hashlib.sha256(f"{profile.document_prompt}|{profile.max_tokens}".encode()).hexdigest()[:8]
+    route = embedder.document_route  # torch and OpenVINO vectors are cached apart
+    key = f"{profile.document_prompt}|{profile.max_tokens}" + ("" if route == "torch" else f"|{route}")
+    tag = hashlib.sha256(key.encode()).hexdigest()[:8]
     full = CACHE / f"scifact-{len(papers)}-{embedder.name}-{tag}.npy"
     partial = full.with_suffix(".partial.npy")
     if first:

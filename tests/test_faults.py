@@ -57,7 +57,7 @@ def test_kill_9_during_ingestion_twenty_times_then_resume(tmp_path: Path) -> Non
     data = tmp_path / "data"
     rng = random.Random(7)
     kills = 0
-    counts = []
+    counts: list[int] = []
     for _ in range(20):
         proc = subprocess.Popen(
             [ASSISTANT, "ingest", "--quiet", str(corpus)],
@@ -66,7 +66,8 @@ def test_kill_9_during_ingestion_twenty_times_then_resume(tmp_path: Path) -> Non
             stderr=subprocess.DEVNULL,
         )
         time.sleep(rng.uniform(1.5, 7.0))
-        if proc.poll() is None:
+        killed = proc.poll() is None
+        if killed:
             proc.send_signal(signal.SIGKILL)
             kills += 1
         proc.wait()
@@ -78,8 +79,13 @@ def test_kill_9_during_ingestion_twenty_times_then_resume(tmp_path: Path) -> Non
             )
             assert stats.returncode == 0, stats.stderr
             counts.append(json.loads(stats.stdout)["papers"])
-    assert kills == 20, (kills, counts)  # no run ended by itself: none crashed, none finished
+        if not killed:  # a run may end by itself only by finishing (a faster machine)
+            assert proc.returncode == 0 and counts and counts[-1] == total, (proc.returncode, counts)
+            break
+    assert kills >= 10, (kills, counts)
     assert counts == sorted(counts)  # each resumed run only added
+    assert counts and counts[0] < total, counts  # the kills interrupted real writes
+    assert any(0 < c < total for c in counts), counts
     done = subprocess.run(
         [ASSISTANT, "ingest", "--quiet", str(corpus)],
         env=env_for(data),
@@ -88,7 +94,6 @@ def test_kill_9_during_ingestion_twenty_times_then_resume(tmp_path: Path) -> Non
         timeout=600,
     )
     assert done.returncode == 0, done.stderr
-    assert 0 < counts[-1] < total, counts  # the kills interrupted real writes
     check_exactly(data, corpus, total)
     again = subprocess.run(
         [ASSISTANT, "ingest", "--quiet", str(corpus)],

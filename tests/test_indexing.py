@@ -155,7 +155,7 @@ def test_gemma_uses_its_query_and_document_prompts() -> None:
     assert embedder.profile.query_prompt == "task: search result | query: "
     question = "Which papers study equilibria in games?"
     with_prompt = embedder.encode([embedder.profile.query_prompt + question])[0]
-    # the question's vector is the prompted text's (ONNX fp32 against OpenVINO bf16: cosine)
+    # the question's vector is the prompted text's (two OpenVINO builds, bf16: cosine)
     assert float(embedder.encode_query(question) @ with_prompt) >= 0.9999
     assert float(embedder.encode_one(question) @ with_prompt) < 0.99
 

@@ -59,9 +59,11 @@ def test_exported_questions_match_torch(
 
 
 def test_questions_and_abstracts_share_one_read_of_the_export(
-    models: Path, monkeypatch: pytest.MonkeyPatch
+    models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("ASSISTANT_MODELS_DIR", str(models))
+    copy = tmp_path / "models"  # its export is touched below
+    shutil.copytree(models, copy)
+    monkeypatch.setenv("ASSISTANT_MODELS_DIR", str(copy))
     embedder = minilm("auto")
     queries, documents = embedder.queries, embedder.documents
     assert isinstance(queries, OpenVinoDocuments) and isinstance(documents, OpenVinoDocuments)
@@ -71,7 +73,7 @@ def test_questions_and_abstracts_share_one_read_of_the_export(
     assert str(queries.compiled.get_property("PERFORMANCE_HINT")) == "LATENCY"
     assert str(documents.compiled.get_property("PERFORMANCE_HINT")) == "THROUGHPUT"
     # an export remade in place (a new file time) is read again, not served from the old read
-    export = export_for(Settings.bundled_embedder_path(), BUNDLED_EMBEDDER, models)
+    export = export_for(Settings.bundled_embedder_path(), BUNDLED_EMBEDDER, copy)
     stat = export.onnx.stat()
     os.utime(export.onnx, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
     assert minilm("auto").queries._model is not queries._model  # type: ignore[union-attr]

@@ -39,17 +39,17 @@ class _FastEncoder:
     required: str  # the setting's value that requires it
     env: str  # the setting's environment variable
     missing: str  # what "no export ..." lacks
+    fallback: str = "torch"  # what embeds them instead under auto
 
 
+_CHECKED = "checked under this OpenVINO version"
 _QUERIES = _FastEncoder(
     "questions", "ONNX Runtime", "onnx", "ASSISTANT_QUERY_ENCODER", "current for questions"
 )
 _QUERIES_OPENVINO = _FastEncoder(
-    "questions", "OpenVINO", "openvino", "ASSISTANT_QUERY_ENCODER", "checked under this OpenVINO version"
+    "questions", "OpenVINO", "openvino", "ASSISTANT_QUERY_ENCODER", _CHECKED, "ONNX Runtime or torch"
 )
-_DOCUMENTS = _FastEncoder(
-    "texts", "OpenVINO", "openvino", "ASSISTANT_DOCUMENT_ENCODER", "checked under this OpenVINO version"
-)
+_DOCUMENTS = _FastEncoder("texts", "OpenVINO", "openvino", "ASSISTANT_DOCUMENT_ENCODER", _CHECKED)
 
 _Fast = TypeVar("_Fast")
 
@@ -261,18 +261,19 @@ class Embedder:
         if export is not None and usable(export):
             try:
                 return load(export, self.threads or 2)
-            except Exception as exc:  # a damaged export or runtime: say so, use torch (auto)
+            except Exception as exc:  # a damaged export or runtime: say so, fall back (auto)
                 if choice == fast.required:
                     raise ConfigError(
                         f"{fast.runtime} cannot load {export.onnx} ({exc}): delete {export.folder} "
                         f"and run {remake}, or set {fast.env}=torch"
                     ) from exc
                 log.warning(
-                    "%s export %s not loaded (%s): %s embedded by torch",
+                    "%s export %s not loaded (%s): %s embedded by %s",
                     fast.runtime,
                     export.onnx,
                     exc,
                     fast.texts,
+                    fast.fallback,
                 )
         if choice == fast.required:
             raise ConfigError(

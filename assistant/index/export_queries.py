@@ -4,8 +4,8 @@
 
 Each export is made from the installed, verified weights (nothing is downloaded), checked
 against torch, and kept in `<models dir>/onnx/NAME`; an export that is already current is
-left alone. Each is then checked under OpenVINO, which embeds abstracts with it
-(`openvino_documents`), unless it already was under this OpenVINO version. An embedder
+left alone. Each is then checked under OpenVINO, which embeds abstracts and questions with
+it (`openvino_documents`), unless it already was under this OpenVINO version. An embedder
 that cannot be exported keeps embedding questions (or abstracts) with torch: the failure
 is reported and the command still succeeds (`--strict` makes it fail).
 """
@@ -27,7 +27,8 @@ from assistant.model_files import embedder_path, models_dir
 
 def ensure(name: str) -> QueryExport:
     """The current export of the bundled embedder `name`, made if missing or stale, and
-    checked under OpenVINO if it was not (a failed check leaves abstracts on torch)."""
+    checked under OpenVINO if it was not (a failed check leaves abstracts on torch and
+    questions on onnxruntime)."""
     if name not in PROFILES:
         raise ConfigError(f"unknown embedder {name!r}; choose one of: {', '.join(PROFILES)}")
     folder: Path = Settings.bundled_embedder_path() if name == BUNDLED_EMBEDDER else embedder_path(name)
@@ -45,7 +46,7 @@ def ensure(name: str) -> QueryExport:
     try:
         verify(model, export, cap)
     except Exception as exc:  # questions still go through onnxruntime
-        print(f"{name}: abstracts stay on torch: {exc}", file=sys.stderr)
+        print(f"{name}: not checked under OpenVINO: {exc}", file=sys.stderr)
     return export
 
 
