@@ -241,11 +241,9 @@ class Assistant:
 
     @staticmethod
     def _questions_via(bot: Assistant) -> str:
-        """'openvino', 'onnx' or 'torch': what embeds questions for `bot`'s index ('' if it cannot load)."""
-        try:
-            return bot.embedder.query_backend
-        except ConfigError:
-            return ""
+        """'openvino', 'onnx' or 'torch': what embeds questions for `bot`'s index, without
+        loading the encoder ('' if the required one is missing)."""
+        return bot.embedder.query_route
 
     def build_index(
         self,

@@ -79,6 +79,17 @@ def test_questions_and_abstracts_share_one_read_of_the_export(
     assert minilm("auto").queries._model is not queries._model  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize(("choice", "runtime"), [("auto", "openvino"), ("onnx", "onnx"), ("torch", "torch")])
+def test_status_names_the_question_encoder_without_loading_it(
+    models: Path, monkeypatch: pytest.MonkeyPatch, choice: str, runtime: str
+) -> None:
+    monkeypatch.setenv("ASSISTANT_MODELS_DIR", str(models))
+    embedder = minilm(choice)
+    assert embedder.query_route == runtime
+    assert embedder._queries is False  # nothing loaded for `stats`
+    assert embedder.query_backend == runtime == embedder.query_route  # what was loaded
+
+
 def test_auto_questions_fall_back_to_onnxruntime_without_the_openvino_check(
     models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -87,7 +98,8 @@ def test_auto_questions_fall_back_to_onnxruntime_without_the_openvino_check(
     monkeypatch.setenv("ASSISTANT_MODELS_DIR", str(copy))
     export = export_for(Settings.bundled_embedder_path(), BUNDLED_EMBEDDER, copy)
     (export.folder / "openvino.json").unlink()  # checked under no OpenVINO (or another version)
-    assert minilm("auto").query_backend == "onnx"
+    assert minilm("auto").query_route == "onnx" == minilm("auto").query_backend
+    assert minilm("openvino").query_route == ""  # required and missing: search would raise
     with pytest.raises(ConfigError, match="checked under this OpenVINO version"):
         minilm("openvino").encode_query("anything")
 
@@ -112,7 +124,8 @@ def test_search_is_the_same_and_stats_say_openvino(
 
 def test_required_export_missing_says_how_to_make_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ASSISTANT_MODELS_DIR", str(tmp_path / "empty"))
-    assert minilm("auto").query_backend == "torch"  # auto: torch, as before
+    assert minilm("auto").query_backend == "torch" == minilm("auto").query_route  # as before
+    assert minilm("onnx").query_route == ""
     with pytest.raises(ConfigError, match="python -m assistant.index.export_queries all-minilm-l6-v2"):
         minilm("onnx").encode_query("anything")
     # a custom model folder has no export: torch
@@ -143,9 +156,11 @@ def test_stale_or_damaged_export_is_not_used(
     assert export.current(cap)
     # a damaged file: auto warns and uses torch; onnx says how to repair it
     export.onnx.write_bytes(b"not an onnx graph")
+    damaged = minilm("auto")
+    assert damaged.query_route == "openvino"  # not loaded yet: the records say it should work
     with caplog.at_level(logging.WARNING):
-        assert minilm("auto").query_backend == "torch"
-    assert "not loaded" in caplog.text
+        assert damaged.query_backend == "torch" == damaged.query_route  # once loaded, the truth
+    assert "not loaded" in caplog.text and "embedded by ONNX Runtime or torch" in caplog.text
     with pytest.raises(ConfigError, match="cannot load"):
         minilm("onnx").encode_query("anything")
 

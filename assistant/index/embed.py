@@ -184,6 +184,32 @@ class Embedder:
             return "torch"
         return "openvino" if isinstance(queries, OpenVinoDocuments) else "onnx"
 
+    @property
+    def query_route(self) -> str:
+        """'openvino', 'onnx' or 'torch': what embeds (or will embed) questions, without
+        loading it ('' when the required runtime has no usable export: search would raise)."""
+        if self._queries is not False:
+            return self.query_backend
+        choice = self.query_encoder
+        export = self._export() if choice != "torch" else None
+        if export is None:
+            return "" if choice in ("openvino", "onnx") else "torch"
+        from assistant.index.openvino_documents import verified
+
+        cap = self.profile.max_tokens
+        if choice in ("auto", "openvino") and verified(export, cap):
+            return "openvino"
+        if choice in ("auto", "onnx") and export.current(cap):
+            return "onnx"
+        return "torch" if choice == "auto" else ""
+
+    def _export(self) -> QueryExport | None:
+        """Where this bundled embedder's ONNX export lives (None for a custom folder)."""
+        from assistant.index.onnx_queries import export_for
+        from assistant.model_files import models_dir
+
+        return export_for(self.path, self.export_name, models_dir()) if self.export_name else None
+
     def _find_queries(self) -> OnnxQueries | OpenVinoDocuments | None:
         """auto: the export under OpenVINO when it was checked there (fastest for one
         question), else under onnxruntime, else torch; openvino or onnx: that one only."""
@@ -222,13 +248,11 @@ class Embedder:
         """'openvino' or 'torch': what embeds (or will embed) abstracts, without loading it."""
         if self._documents is not False:
             return "openvino" if self._documents is not None else "torch"
-        if self.document_encoder == "torch" or not self.export_name:
+        export = self._export() if self.document_encoder != "torch" else None
+        if export is None:
             return "torch"
-        from assistant.index.onnx_queries import export_for
         from assistant.index.openvino_documents import verified
-        from assistant.model_files import models_dir
 
-        export = export_for(self.path, self.export_name, models_dir())
         return "openvino" if verified(export, self.profile.max_tokens) else "torch"
 
     def _find_documents(self) -> OpenVinoDocuments | None:
@@ -251,12 +275,9 @@ class Embedder:
         """The fast encoder `fast` of this embedder's ONNX export, or None for torch.
         `choice` is its setting: torch never uses it; `fast.required` needs it, and says how
         to make or mend it when it is missing or broken; auto uses it when `usable`."""
-        from assistant.index.onnx_queries import export_for
-        from assistant.model_files import models_dir
-
         if choice == "torch":
             return None
-        export = export_for(self.path, self.export_name, models_dir()) if self.export_name else None
+        export = self._export()
         remake = f"`python -m assistant.index.export_queries {self.export_name or 'NAME'}`"
         if export is not None and usable(export):
             try:
