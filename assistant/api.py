@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -279,6 +279,11 @@ class Assistant:
         self._built = None  # count it again at the next question
         if added:
             strong.live.reload()
+        if background and self._strong_complete(len(papers)):
+            # Load its question encoder here, in the builder's thread, rather than in the
+            # first question after the switch (the status line no longer loads it).
+            with suppress(ConfigError):  # a required encoder missing: search says how to fix it
+                strong.embedder.queries  # noqa: B018
         return added
 
     def start_indexing(self) -> bool:

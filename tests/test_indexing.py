@@ -141,6 +141,11 @@ def test_the_app_builds_the_strong_index_in_the_background(tmp_path: Path) -> No
         answering.close()
         assert indexing.wait_for(lambda: bot.index_status().complete, timeout_s=300)
         assert bot.index_status().answering == STRONG_EMBEDDER
+        # the builder, not the first question after the switch, loads its question encoder
+        strong = bot.strong
+        assert strong is not None
+        assert indexing.wait_for(lambda: strong.embedder._queries is not False, timeout_s=120)
+        assert strong.embedder.query_backend == bot.index_status().questions
         # Papers ingested while it runs are picked up by the next round.
         bot.ingest([small_corpus(tmp_path, 1, start=50, name="late.jsonl")])
         assert indexing.wait_for(lambda: bot.index_status().strong_papers == 5, timeout_s=300)
