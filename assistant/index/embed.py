@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -52,6 +52,18 @@ _QUERIES_OPENVINO = _FastEncoder(
 _DOCUMENTS = _FastEncoder("texts", "OpenVINO", "openvino", "ASSISTANT_DOCUMENT_ENCODER", _CHECKED)
 
 _Fast = TypeVar("_Fast")
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """One way to embed questions: its route name (`query_route`), its fast encoder's
+    messages, when an export is usable for it, and how to load it."""
+
+    route: str
+    fast: _FastEncoder
+    usable: Callable[[QueryExport], bool]
+    load: Callable[[QueryExport, int], Any]
+
 
 CACHE_SIZE = 50_000  # sentence vectors remembered (about 75 MB at 384 dimensions)
 
@@ -187,21 +199,17 @@ class Embedder:
     @property
     def query_route(self) -> str:
         """'openvino', 'onnx' or 'torch': what embeds (or will embed) questions, without
-        loading it ('' when the required runtime has no usable export: search would raise)."""
+        loading it ('' when the required runtime has no usable export: search would raise).
+        It walks the same candidates as `_find_queries`, in the same order."""
         if self._queries is not False:
             return self.query_backend
-        choice = self.query_encoder
-        export = self._export() if choice != "torch" else None
-        if export is None:
-            return "" if choice in ("openvino", "onnx") else "torch"
-        from assistant.index.openvino_documents import verified
-
-        cap = self.profile.max_tokens
-        if choice in ("auto", "openvino") and verified(export, cap):
-            return "openvino"
-        if choice in ("auto", "onnx") and export.current(cap):
-            return "onnx"
-        return "torch" if choice == "auto" else ""
+        candidates = self._query_candidates()
+        export = self._export() if candidates else None
+        if export is not None:
+            for candidate in candidates:
+                if candidate.usable(export):
+                    return candidate.route
+        return "torch" if self.query_encoder in ("auto", "torch") else ""
 
     def _export(self) -> QueryExport | None:
         """Where this bundled embedder's ONNX export lives (None for a custom folder)."""
@@ -211,23 +219,29 @@ class Embedder:
         return export_for(self.path, self.export_name, models_dir()) if self.export_name else None
 
     def _find_queries(self) -> OnnxQueries | OpenVinoDocuments | None:
-        """auto: the export under OpenVINO when it was checked there (fastest for one
-        question), else under onnxruntime, else torch; openvino or onnx: that one only."""
+        """The first candidate of `_query_candidates` that loads; None: torch."""
+        for candidate in self._query_candidates():
+            found = self._find_fast(candidate.fast, self.query_encoder, candidate.usable, candidate.load)
+            if found is not None:
+                return found
+        return None
+
+    def _query_candidates(self) -> list[_Candidate]:
+        """The question encoders `query_encoder` allows, best first. auto: the export under
+        OpenVINO when it was checked there (fastest for one question), else under
+        onnxruntime, else torch; openvino or onnx: that one only; torch: none."""
         from assistant.index.onnx_queries import OnnxQueries
         from assistant.index.openvino_documents import OpenVinoDocuments, verified
 
-        if self.query_encoder in ("auto", "openvino"):
-            found = self._find_fast(
-                _QUERIES_OPENVINO,
-                self.query_encoder,
-                lambda export: verified(export, self.profile.max_tokens),
-                lambda export, threads: OpenVinoDocuments(export, threads, latency=True),
-            )
-            if found is not None or self.query_encoder == "openvino":
-                return found
-        return self._find_fast(
-            _QUERIES, self.query_encoder, lambda export: export.current(self.profile.max_tokens), OnnxQueries
+        cap = self.profile.max_tokens
+        openvino = _Candidate(
+            "openvino",
+            _QUERIES_OPENVINO,
+            lambda export: verified(export, cap),
+            lambda export, threads: OpenVinoDocuments(export, threads, latency=True),
         )
+        onnx = _Candidate("onnx", _QUERIES, lambda export: export.current(cap), OnnxQueries)
+        return {"auto": [openvino, onnx], "openvino": [openvino], "onnx": [onnx]}.get(self.query_encoder, [])
 
     @property
     def documents(self) -> OpenVinoDocuments | None:
