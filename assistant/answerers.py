@@ -22,12 +22,14 @@ from assistant.answer.catalogue_answers import catalogue_answer, several_answer
 from assistant.answer.checker import Checker
 from assistant.answer.citations import Numbering, cite
 from assistant.answer.extractive import compose, pick
-from assistant.answer.llms import ChatModel, chat_model
+from assistant.answer.llms import ChatModel, chat_model, relevance_model
 from assistant.answer.model_answer import (
     answer_messages,
     build_context,
     checked_events,
     is_refusal,
+    relevance_messages,
+    says_no,
     synthesis_messages,
 )
 from assistant.answer.plan import Plan
@@ -41,6 +43,7 @@ from assistant.types import Answer, Event, Hit, SentenceChecked, TextDelta
 __all__ = ["EXTRACTIVE", "Answerer", "answerer", "backend_names", "register"]
 
 SYNTHESIS_MAX_TOKENS = 96  # one sentence
+RELEVANCE_MAX_TOKENS = 2  # "yes" or "no"
 # "[1] and [2] both study…": a number used as a paper's name leaves a hole once the
 # checker moves markers to the end of the sentence.
 NUMBER_AS_NAME = re.compile(r"\[\d+(?:\s*[,;]\s*\d+)*\]\s+[A-Za-z]")
@@ -110,10 +113,13 @@ class ModelAnswerer:
     """An LLM writes the answer from the best sentences; every sentence is checked, and
     the evidence, not the model's wording, decides between answer, fallback and refusal."""
 
-    def __init__(self, settings: Settings, embedder: Embedder, model: ChatModel) -> None:
+    def __init__(
+        self, settings: Settings, embedder: Embedder, model: ChatModel, judge: ChatModel | None = None
+    ) -> None:
         self.settings = settings
         self.embedder = embedder
         self.model = model
+        self.judge = judge or model  # asked whether the closest abstract is about the question
         self.name = model.name
         self.extractive = ExtractiveAnswerer(settings, embedder, name=model.name)
 
@@ -139,6 +145,14 @@ class ModelAnswerer:
             borrowed_words=s.borrowed_words,
         )
         messages = answer_messages(plan.standalone.question, context, s)
+        if self._off_topic(plan):
+            yield plan.refusal(
+                "None of the closest abstracts is about what the question asks: the model said no "
+                f"when asked, and the evidence is not strong enough to overrule it (evidence "
+                f"{plan.verdict.score:.2f}, needs {s.answer_above:.2f}).",
+                self.name,
+            )
+            return
         raw: list[str] = []
         shown: list[SentenceChecked] = []
         pieces = _recording(self.model.stream(messages, s.llm_max_tokens), raw)
@@ -207,6 +221,14 @@ class ModelAnswerer:
             tuple(notes),
             **extra,  # type: ignore[arg-type]
         )
+
+    def _off_topic(self, plan: Plan) -> bool:
+        """Below answer_above, ask whether the closest abstract is about what a content
+        question asks; True only for a plain no."""
+        if not self.settings.relevance_check or plan.verdict.strong or plan.route.kind != "content":
+            return False
+        messages = relevance_messages(plan.standalone.question, plan.hits[0].paper)
+        return says_no("".join(self.judge.stream(messages, RELEVANCE_MAX_TOKENS)))
 
     def _synthesises(self, plan: Plan, ready: Answer) -> bool:
         return (
@@ -287,4 +309,4 @@ def answerer(settings: Settings, embedder: Embedder, name: str | None = None) ->
     name = name or settings.backend
     if name == EXTRACTIVE:
         return ExtractiveAnswerer(settings, embedder)
-    return ModelAnswerer(settings, embedder, chat_model(settings, name))
+    return ModelAnswerer(settings, embedder, chat_model(settings, name), relevance_model(settings, name))

@@ -187,6 +187,13 @@ class Settings(BaseSettings):
         description="From this evidence score on, a model that says the abstracts do not answer is "
         "overruled: the closest abstract sentences are given instead, with a note.",
     )
+    relevance_check: bool = Field(
+        default=True,
+        description="With an LLM backend and evidence below answer_above, first ask the model "
+        "whether any given abstract is about what the question asks (one word, sharing the "
+        "answer's cached prompt); a plain no refuses, naming the closest papers. Catches "
+        "near-topic questions the corpus does not answer.",
+    )
 
     # --- answering -------------------------------------------------------
     backend: str = Field(

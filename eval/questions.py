@@ -18,6 +18,10 @@ the corpus when the set is loaded, so ids may change without the sets going stal
   encoder and off-topic changes it measures, by a helper who read only the seeds: 25
   near-topic off-corpus questions (9 in everyday words), 30 paraphrases on 30 abstracts,
   10 near-misses;
+- `heldout5.jsonl`: a fifth blind set, committed on its own (d553431) before the relevance
+  question it measures, by a helper who read only the seeds: 25 near-topic off-corpus
+  questions (about 8 in everyday words), 25 paraphrases on 25 abstracts (13 of them "is
+  there a paper that …"), 15 near-misses;
 - `offcorpus.jsonl`: 50 questions no abstract answers, most about subjects next to
   the corpus's (dueling bandits, flow matching), written and checked by the same helper.
 """
@@ -38,12 +42,14 @@ HELDOUT_QUESTIONS = HERE / "questions" / "heldout.jsonl"
 HELDOUT2_QUESTIONS = HERE / "questions" / "heldout2.jsonl"
 HELDOUT3_QUESTIONS = HERE / "questions" / "heldout3.jsonl"
 HELDOUT4_QUESTIONS = HERE / "questions" / "heldout4.jsonl"
+HELDOUT5_QUESTIONS = HERE / "questions" / "heldout5.jsonl"
 OFFCORPUS_QUESTIONS = HERE / "questions" / "offcorpus.jsonl"
 SETS = {
     "heldout": HELDOUT_QUESTIONS,
     "heldout2": HELDOUT2_QUESTIONS,
     "heldout3": HELDOUT3_QUESTIONS,
     "heldout4": HELDOUT4_QUESTIONS,
+    "heldout5": HELDOUT5_QUESTIONS,
     "seeds": SEED_QUESTIONS,
     "offcorpus": OFFCORPUS_QUESTIONS,
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from assistant.answer.llms import Message
+from assistant.answer.prompts import RELEVANCE_SYSTEM
 from assistant.answerers import register
 from assistant.config import Settings
 
@@ -15,17 +16,24 @@ class ScriptedModel:
 
     def __init__(self) -> None:
         self.replies: list[str] = []
+        self.relevant = "yes"  # the reply to the relevance question, asked apart from the script
         self.calls: list[list[Message]] = []
         self.last_prompt_tokens = 0
 
     def script(self, *replies: str) -> ScriptedModel:
         self.replies = list(replies)
         self.calls = []
+        self.relevant = "yes"
         return self
 
     def stream(self, messages: list[Message], max_tokens: int) -> Iterator[str]:
         self.calls.append(messages)
-        reply = self.replies.pop(0) if self.replies else "I could not find this in the indexed abstracts."
+        if messages[0]["content"] == RELEVANCE_SYSTEM:
+            reply = self.relevant
+        elif self.replies:
+            reply = self.replies.pop(0)
+        else:
+            reply = "I could not find this in the indexed abstracts."
         self.last_prompt_tokens = sum(len(m["content"].split()) for m in messages)
         for i in range(0, len(reply), 7):  # token-like chunks
             yield reply[i : i + 7]

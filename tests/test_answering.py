@@ -207,6 +207,63 @@ def test_unsupported_answer_on_weak_evidence(seeded_dir, policy: str) -> None:  
         assert answer.model_text  # what the model wrote is kept for the record
 
 
+def test_a_model_that_says_no_abstract_is_about_the_question_refuses_it(seeded_dir) -> None:  # type: ignore[no-untyped-def]
+    """Below answer_above, the model is first asked whether any given abstract is about
+    what the question asks; a plain no refuses, naming the closest papers, before any
+    answer is written."""
+    from assistant import Assistant
+    from assistant.answer.prompts import RELEVANCE_SYSTEM
+    from tests.conftest import SEEDS
+
+    bot = Assistant(data_dir=seeded_dir, corpus=[SEEDS], backend="scripted")
+    question = "Is there a paper on dueling bandits?"
+    plan = bot.plan(question)
+    assert not plan.verdict.strong
+    SCRIPTED.script("Dueling bandits are studied in [1].")
+    SCRIPTED.relevant = "No."
+    answer = final(events(bot, question))
+    assert answer.refused and answer.text == REFUSAL and not answer.citations
+    assert "the model said no" in answer.reason and "The closest papers are:" in answer.reason
+    (asked,) = SCRIPTED.calls
+    assert asked[0]["content"] == RELEVANCE_SYSTEM and question in asked[1]["content"]
+    assert plan.hits[0].paper.abstract[:200] in asked[1]["content"]  # the closest abstract
+    assert SCRIPTED.replies  # the answer was never asked for
+
+    # a yes (or anything but a plain no) lets the answer go ahead
+    SCRIPTED.script("I could not find this in the indexed abstracts.")
+    SCRIPTED.relevant = "Yes"
+    answer = final(events(bot, question))
+    asked, answered = SCRIPTED.calls
+    assert asked[0]["content"] == RELEVANCE_SYSTEM and answered[0]["content"] != RELEVANCE_SYSTEM
+    assert answer.refused and "the model said no" not in answer.reason
+
+
+def test_only_a_plain_no_counts_as_no() -> None:
+    from assistant.answer.model_answer import says_no
+
+    assert says_no("No") and says_no(" no.") and says_no("No, none of them")
+    assert not says_no("Yes") and not says_no("") and not says_no("Nonparametric methods [1]")
+    assert not says_no("Not sure")
+
+
+def test_the_relevance_question_is_asked_only_when_the_evidence_is_weak(seeded_dir) -> None:  # type: ignore[no-untyped-def]
+    from assistant import Assistant
+    from tests.conftest import SEEDS
+
+    bot = Assistant(data_dir=seeded_dir, corpus=[SEEDS], backend="scripted")
+    assert bot.plan("What is PrivateSeal?").verdict.strong
+    SCRIPTED.script("PrivateSeal is a watermarking framework for pre-existing images [1].")
+    SCRIPTED.relevant = "no"
+    answer = final(events(bot, "What is PrivateSeal?"))
+    assert not answer.refused and len(SCRIPTED.calls) == 1  # strong evidence: not asked
+
+    off = Assistant(data_dir=seeded_dir, corpus=[SEEDS], backend="scripted", relevance_check=False)
+    SCRIPTED.script("Dueling bandits are studied in [1].")
+    SCRIPTED.relevant = "no"
+    final(events(off, "Is there a paper on dueling bandits?"))
+    assert len(SCRIPTED.calls) == 1  # switched off: the answer only
+
+
 def test_catalogue_synthesis_adds_one_checked_sentence(seeded_dir) -> None:  # type: ignore[no-untyped-def]
     from assistant import Assistant
     from tests.conftest import SEEDS

@@ -162,6 +162,35 @@ def test_unanswerable_question_is_refused(bot) -> None:
 
 
 @needs_default
+def test_near_topic_questions_are_refused_on_the_models_no(bot) -> None:
+    """Next to corpus topics (diffusion models, mixture-of-experts, offline RL) but answered
+    by no abstract: the real model, asked whether the closest abstract is about the
+    question, says no, and the answer is a refusal naming the closest papers; a
+    weakly-matched question that one abstract does answer is still answered. (The
+    questions are `heldout4`'s h4o03, h4o05 and h4p24.)"""
+    local = Assistant(bot.settings, backend="llama-cpp")
+    for question in (
+        "Does any work study membership inference attacks that detect whether a specific image "
+        "was in a diffusion model's training set?",
+        "Which paper proposes an auxiliary load-balancing loss to stop a mixture-of-experts router "
+        "from sending most tokens to just a few experts?",
+    ):
+        assert not local.plan(question).verdict.strong  # the case this is about
+        _, answer = run(local, question)
+        assert answer.refused and answer.citations == (), answer
+        assert "the model said no" in (answer.reason or "") and "closest papers" in (answer.reason or "")
+    question = (
+        "For finding the single best option under a fixed trial budget when the environment pushes "
+        "every option's payoff up or down together, what is the proposed allocation policy called?"
+    )
+    assert not local.plan(question).verdict.strong
+    _, kept = run(local, question)
+    assert not kept.refused and paper_id(bot, "We then propose an allocation policy, LinLUCB") in {
+        c.paper.id for c in kept.citations
+    }
+
+
+@needs_default
 def test_follow_up_resolves_it(bot) -> None:
     local = Assistant(bot.settings, backend="llama-cpp")
     history = [("What is GRAPE?", "GRAPE is a framework for positional encoding [1].")]

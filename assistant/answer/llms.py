@@ -258,3 +258,25 @@ def chat_model(settings: Settings, backend: str | None = None) -> ChatModel:
         if key not in _CACHE:
             _CACHE[key] = factories[name](settings)
         return _CACHE[key]
+
+
+RELEVANCE_CONTEXT = 2048  # tokens: one shortened abstract and a question
+
+
+def relevance_model(settings: Settings, backend: str | None = None) -> ChatModel:
+    """The model asked whether the closest abstract is about the question. For llama-cpp, a
+    second instance over the same GGUF with a small context: the weights are memory-mapped,
+    so shared, and each instance keeps its own fixed prompt cached (one instance would
+    re-read the answer's system prompt and worked example after every relevance question).
+    Any other backend answers it with its chat model."""
+    name = backend or settings.backend
+    if name != "llama-cpp":
+        return chat_model(settings, name)
+    key = ("llama-cpp relevance", settings.llm_model, settings.llm_model_path, settings.llm_threads)
+    with _CACHE_LOCK:
+        if key not in _CACHE:
+            from assistant.model_files import model_path
+
+            path = settings.llm_model_path or model_path(settings.llm_model)
+            _CACHE[key] = LlamaCppModel(path, RELEVANCE_CONTEXT, settings.llm_threads, 0.0)
+        return _CACHE[key]

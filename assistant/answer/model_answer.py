@@ -55,12 +55,17 @@ def build_context(scored: Sequence[ScoredSentence], hits: Sequence[Hit], setting
 
 
 def _head(number: int, paper: Paper) -> str:
-    """A source's heading in a prompt: '[2] “Title” (NeurIPS 2025)'. A title written to AI
-    tools is not shown to the model (the label made from the abstract is)."""
+    """A source's heading in a prompt: '[2] “Title” (NeurIPS 2025)'."""
+    return f"[{number}] {_named(paper)}"
+
+
+def _named(paper: Paper) -> str:
+    """'“Title” (NeurIPS 2025)'. A title written to AI tools is not shown to the model (the
+    label made from the abstract is)."""
     name = paper.title or paper.label
     if field_flag(name) is not None:
         name = make_label(" ".join(evidence_of(paper.abstract)) or "untitled")
-    return f"[{number}] {_quote(name)}" + (f" ({paper.venue_year})" if paper.venue_year else "")
+    return _quote(name) + (f" ({paper.venue_year})" if paper.venue_year else "")
 
 
 def _quote(text: str) -> str:
@@ -76,6 +81,23 @@ def answer_messages(question: str, context: Context, settings: Settings) -> list
     template = settings.answer_prompt or prompts.ANSWER_PROMPT
     user = template.format(context=context.text, question=question)
     return [*_fixed_prefix(settings), {"role": "user", "content": user}]
+
+
+def relevance_messages(question: str, paper: Paper) -> list[Message]:
+    """Ask whether `paper` is about what the question asks: its title and the sentences of
+    its abstract that are evidence (text addressed to AI tools is left out), shortened."""
+    abstract = _unfenced(" ".join(evidence_of(paper.abstract)))[:RELEVANCE_ABSTRACT_CHARS]
+    user = prompts.RELEVANCE_PROMPT.format(title=_named(paper), abstract=abstract, question=question)
+    return [{"role": "system", "content": prompts.RELEVANCE_SYSTEM}, {"role": "user", "content": user}]
+
+
+RELEVANCE_ABSTRACT_CHARS = 3000  # fits the relevance model's context with a long question
+
+
+def says_no(reply: str) -> bool:
+    """Is the model's reply to the relevance question a plain no? Anything else (yes, an
+    answer, nothing) lets the answer go ahead: only a clear no refuses."""
+    return re.match(r"\W*no\b", reply.strip().lower()) is not None
 
 
 def synthesis_messages(question: str, answer: Answer, settings: Settings) -> list[Message]:

@@ -41,6 +41,22 @@ EXAMPLE_ANSWER = (
 # before the sources (so the model reads them for it) and again after them.
 ANSWER_PROMPT = "Question: {question}\n\nAbstracts:\n\n{context}\n\nQuestion: {question}"
 
+# Asked before the answer when the evidence is not strong (below `answer_above`): is the
+# closest abstract about what the question asks? A near-topic question ("dueling
+# bandits" among other bandit papers) is where the model's "no" is needed: sentence
+# cosines cannot tell it apart. Its own system prompt: under the answering one, with the
+# abstracts of the answer's context, the model said yes to every question tried.
+RELEVANCE_SYSTEM = (
+    "You check whether a research abstract is about what a question asks for. "
+    "Answer with one word: yes or no."
+)
+# {title}, {abstract}: the closest paper (its flagged sentences left out); {question}.
+RELEVANCE_PROMPT = (
+    "Abstract of {title}:\n<<<{abstract}>>>\n\nQuestion: {question}\n\n"
+    "Does this abstract describe the specific method, finding or subject the question asks "
+    "about? Answer yes or no."
+)
+
 # {context}: the papers a catalogue answer lists, numbered as in that answer, each with
 # its most representative sentence; {question}: the standalone question.
 SYNTHESIS_PROMPT = (
