@@ -12,6 +12,7 @@ another one (a factory gets the settings and returns a `ChatModel`); the setting
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterator
 from dataclasses import replace
@@ -35,6 +36,7 @@ from assistant.answer.model_answer import (
 from assistant.answer.plan import Plan
 from assistant.backends import EXTRACTIVE, backend_names, register
 from assistant.config import Settings
+from assistant.errors import LLMError
 from assistant.index.embed import Embedder
 from assistant.types import Answer, Event, Hit, SentenceChecked, TextDelta
 
@@ -42,8 +44,11 @@ from assistant.types import Answer, Event, Hit, SentenceChecked, TextDelta
 # public address (`from assistant.answerers import register`).
 __all__ = ["EXTRACTIVE", "Answerer", "answerer", "backend_names", "register"]
 
+log = logging.getLogger(__name__)
+
 SYNTHESIS_MAX_TOKENS = 96  # one sentence
 RELEVANCE_MAX_TOKENS = 2  # "yes" or "no"
+RELEVANCE_PAPERS = 2  # the closest papers the relevance question is asked of
 # "[1] and [2] both study…": a number used as a paper's name leaves a hole once the
 # checker moves markers to the end of the sentence.
 NUMBER_AS_NAME = re.compile(r"\[\d+(?:\s*[,;]\s*\d+)*\]\s+[A-Za-z]")
@@ -114,12 +119,12 @@ class ModelAnswerer:
     the evidence, not the model's wording, decides between answer, fallback and refusal."""
 
     def __init__(
-        self, settings: Settings, embedder: Embedder, model: ChatModel, judge: ChatModel | None = None
+        self, settings: Settings, embedder: Embedder, model: ChatModel, relevance: ChatModel | None = None
     ) -> None:
         self.settings = settings
         self.embedder = embedder
         self.model = model
-        self.judge = judge or model  # asked whether the closest abstract is about the question
+        self.relevance = relevance or model  # asked whether a close abstract is about the question
         self.name = model.name
         self.extractive = ExtractiveAnswerer(settings, embedder, name=model.name)
 
@@ -132,6 +137,15 @@ class ModelAnswerer:
                 yield from replay(ready)
             return
         s = self.settings
+        if self._off_topic(plan):
+            yield plan.refusal(
+                "None of the closest abstracts is about what the question asks: asked of the "
+                f"{min(len(plan.hits), RELEVANCE_PAPERS)} closest, the model said no, and the "
+                f"evidence is not strong enough to overrule it (evidence {plan.verdict.score:.2f}, "
+                f"needs {s.answer_above:.2f}).",
+                self.name,
+            )
+            return
         context = build_context(plan.scored, plan.hits[: s.context_papers], s)
         checker = Checker(
             context.sources,
@@ -145,14 +159,6 @@ class ModelAnswerer:
             borrowed_words=s.borrowed_words,
         )
         messages = answer_messages(plan.standalone.question, context, s)
-        if self._off_topic(plan):
-            yield plan.refusal(
-                "None of the closest abstracts is about what the question asks: the model said no "
-                f"when asked, and the evidence is not strong enough to overrule it (evidence "
-                f"{plan.verdict.score:.2f}, needs {s.answer_above:.2f}).",
-                self.name,
-            )
-            return
         raw: list[str] = []
         shown: list[SentenceChecked] = []
         pieces = _recording(self.model.stream(messages, s.llm_max_tokens), raw)
@@ -223,12 +229,31 @@ class ModelAnswerer:
         )
 
     def _off_topic(self, plan: Plan) -> bool:
-        """Below answer_above, ask whether the closest abstract is about what a content
-        question asks; True only for a plain no."""
-        if not self.settings.relevance_check or plan.verdict.strong or plan.route.kind != "content":
+        """Below answer_above, ask whether each of the closest abstracts is about what a
+        content question asks, one at a time, stopping at the first that is; True when
+        the model says a plain no for each. (The right paper is not always first, above
+        all in the MiniLM index: asking of the first alone refused answerable questions.)
+        Not asked when the question names an author (an abstract does not name its
+        authors), nor when asking fails: the check is an extra, never a new way to fail."""
+        result = plan.result
+        if (
+            not self.settings.relevance_check
+            or plan.verdict.strong
+            or plan.route.kind != "content"
+            or result.detected.author is not None
+            or result.filters.author is not None
+        ):
             return False
-        messages = relevance_messages(plan.standalone.question, plan.hits[0].paper)
-        return says_no("".join(self.judge.stream(messages, RELEVANCE_MAX_TOKENS)))
+        for hit in plan.hits[:RELEVANCE_PAPERS]:
+            messages = relevance_messages(plan.standalone.question, hit.paper)
+            try:
+                reply = "".join(self.relevance.stream(messages, RELEVANCE_MAX_TOKENS))
+            except LLMError as exc:
+                log.warning("relevance question not answered (%s): answering without it", exc)
+                return False
+            if not says_no(reply):
+                return False
+        return True
 
     def _synthesises(self, plan: Plan, ready: Answer) -> bool:
         return (

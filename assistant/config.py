@@ -188,11 +188,12 @@ class Settings(BaseSettings):
         "overruled: the closest abstract sentences are given instead, with a note.",
     )
     relevance_check: bool = Field(
-        default=True,
-        description="With an LLM backend and evidence below answer_above, first ask the model "
-        "whether any given abstract is about what the question asks (one word, sharing the "
-        "answer's cached prompt); a plain no refuses, naming the closest papers. Catches "
-        "near-topic questions the corpus does not answer.",
+        default=False,
+        description="With an LLM backend and evidence below answer_above, first ask the model, "
+        "of each of the two closest abstracts, whether it is about what the question asks (one "
+        "word, on a prompt of its own); a plain no for both refuses, naming the closest papers. "
+        "Catches near-topic questions no abstract answers, at the cost of a few answerable ones "
+        "and seconds per weakly-matched question (README, measured figures).",
     )
 
     # --- answering -------------------------------------------------------

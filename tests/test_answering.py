@@ -215,7 +215,7 @@ def test_a_model_that_says_no_abstract_is_about_the_question_refuses_it(seeded_d
     from assistant.answer.prompts import RELEVANCE_SYSTEM
     from tests.conftest import SEEDS
 
-    bot = Assistant(data_dir=seeded_dir, corpus=[SEEDS], backend="scripted")
+    bot = Assistant(data_dir=seeded_dir, corpus=[SEEDS], backend="scripted", relevance_check=True)
     question = "Is there a paper on dueling bandits?"
     plan = bot.plan(question)
     assert not plan.verdict.strong
@@ -224,12 +224,15 @@ def test_a_model_that_says_no_abstract_is_about_the_question_refuses_it(seeded_d
     answer = final(events(bot, question))
     assert answer.refused and answer.text == REFUSAL and not answer.citations
     assert "the model said no" in answer.reason and "The closest papers are:" in answer.reason
-    (asked,) = SCRIPTED.calls
-    assert asked[0]["content"] == RELEVANCE_SYSTEM and question in asked[1]["content"]
-    assert plan.hits[0].paper.abstract[:200] in asked[1]["content"]  # the closest abstract
+    first, second = SCRIPTED.calls  # asked of the two closest papers, one at a time
+    assert first[0]["content"] == RELEVANCE_SYSTEM == second[0]["content"]
+    assert question in first[1]["content"] and question in second[1]["content"]
+    assert plan.hits[0].paper.abstract[:200] in first[1]["content"]
+    assert plan.hits[1].paper.abstract[:200] in second[1]["content"]
+    assert "asked of the 2 closest" in answer.reason
     assert SCRIPTED.replies  # the answer was never asked for
 
-    # a yes (or anything but a plain no) lets the answer go ahead
+    # a yes (or anything but a plain no) lets the answer go ahead, without asking further
     SCRIPTED.script("I could not find this in the indexed abstracts.")
     SCRIPTED.relevant = "Yes"
     answer = final(events(bot, question))
@@ -243,25 +246,42 @@ def test_only_a_plain_no_counts_as_no() -> None:
 
     assert says_no("No") and says_no(" no.") and says_no("No, none of them")
     assert not says_no("Yes") and not says_no("") and not says_no("Nonparametric methods [1]")
-    assert not says_no("Not sure")
+    assert not says_no("Not sure") and not says_no("No-regret learning [1]")
+
+
+def test_abstract_text_cannot_make_a_fence() -> None:
+    from assistant.answer.model_answer import _unfenced
+
+    assert "<<<" not in _unfenced("a <<>>>< b") and ">>>" not in _unfenced("a >><<<> b")
+    assert _unfenced("x << y >> z") == "x << y >> z"
 
 
 def test_the_relevance_question_is_asked_only_when_the_evidence_is_weak(seeded_dir) -> None:  # type: ignore[no-untyped-def]
     from assistant import Assistant
+    from assistant.answer.prompts import RELEVANCE_SYSTEM
     from tests.conftest import SEEDS
 
-    bot = Assistant(data_dir=seeded_dir, corpus=[SEEDS], backend="scripted")
+    bot = Assistant(data_dir=seeded_dir, corpus=[SEEDS], backend="scripted", relevance_check=True)
     assert bot.plan("What is PrivateSeal?").verdict.strong
     SCRIPTED.script("PrivateSeal is a watermarking framework for pre-existing images [1].")
     SCRIPTED.relevant = "no"
     answer = final(events(bot, "What is PrivateSeal?"))
     assert not answer.refused and len(SCRIPTED.calls) == 1  # strong evidence: not asked
 
-    off = Assistant(data_dir=seeded_dir, corpus=[SEEDS], backend="scripted", relevance_check=False)
+    off = Assistant(data_dir=seeded_dir, corpus=[SEEDS], backend="scripted")  # off by default
     SCRIPTED.script("Dueling bandits are studied in [1].")
     SCRIPTED.relevant = "no"
     final(events(off, "Is there a paper on dueling bandits?"))
     assert len(SCRIPTED.calls) == 1  # switched off: the answer only
+
+    # a question naming an author is not asked (an abstract does not name its authors)
+    SCRIPTED.script("Théo Vincent's paper studies reinforcement learning [1].")
+    named = "What does the paper by Théo Vincent say about bandits?"
+    plan = bot.plan(named)
+    assert plan.result.detected.author == "Théo Vincent" and not plan.verdict.strong
+    assert plan.route.kind == "content"
+    final(events(bot, named))
+    assert SCRIPTED.calls and all(call[0]["content"] != RELEVANCE_SYSTEM for call in SCRIPTED.calls)
 
 
 def test_catalogue_synthesis_adds_one_checked_sentence(seeded_dir) -> None:  # type: ignore[no-untyped-def]

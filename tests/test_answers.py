@@ -168,7 +168,7 @@ def test_near_topic_questions_are_refused_on_the_models_no(bot) -> None:
     question, says no, and the answer is a refusal naming the closest papers; a
     weakly-matched question that one abstract does answer is still answered. (The
     questions are `heldout4`'s h4o03, h4o05 and h4p24.)"""
-    local = Assistant(bot.settings, backend="llama-cpp")
+    local = Assistant(bot.settings, backend="llama-cpp", relevance_check=True)
     for question in (
         "Does any work study membership inference attacks that detect whether a specific image "
         "was in a diffusion model's training set?",

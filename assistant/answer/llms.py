@@ -264,13 +264,13 @@ RELEVANCE_CONTEXT = 2048  # tokens: one shortened abstract and a question
 
 
 def relevance_model(settings: Settings, backend: str | None = None) -> ChatModel:
-    """The model asked whether the closest abstract is about the question. For llama-cpp, a
-    second instance over the same GGUF with a small context: the weights are memory-mapped,
-    so shared, and each instance keeps its own fixed prompt cached (one instance would
-    re-read the answer's system prompt and worked example after every relevance question).
-    Any other backend answers it with its chat model."""
+    """The model asked whether a close abstract is about the question. For llama-cpp, a
+    second instance over the same GGUF with a small context, so that each instance keeps
+    its own fixed prompt cached (one instance would re-read the answer's system prompt and
+    worked example after every relevance question); it costs a second copy of the weights
+    where llama.cpp repacks them. Any other backend answers it with its chat model."""
     name = backend or settings.backend
-    if name != "llama-cpp":
+    if name != "llama-cpp" or name in registered():  # a registered llama-cpp replaces ours
         return chat_model(settings, name)
     key = ("llama-cpp relevance", settings.llm_model, settings.llm_model_path, settings.llm_threads)
     with _CACHE_LOCK:

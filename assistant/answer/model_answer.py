@@ -73,8 +73,9 @@ def _quote(text: str) -> str:
 
 
 def _unfenced(text: str) -> str:
-    """Text that cannot close or open a <<< >>> fence."""
-    return text.replace("<<<", "").replace(">>>", "")
+    """Text that cannot close or open a <<< >>> fence (whole runs go, so that removing one
+    cannot join its neighbours into a new one: "<<>>><")."""
+    return re.sub(r"[<>]{3,}", "", text)
 
 
 def answer_messages(question: str, context: Context, settings: Settings) -> list[Message]:
@@ -97,7 +98,7 @@ RELEVANCE_ABSTRACT_CHARS = 3000  # fits the relevance model's context with a lon
 def says_no(reply: str) -> bool:
     """Is the model's reply to the relevance question a plain no? Anything else (yes, an
     answer, nothing) lets the answer go ahead: only a clear no refuses."""
-    return re.match(r"\W*no\b", reply.strip().lower()) is not None
+    return re.match(r"\W*no(?![\w-])", reply.strip().lower()) is not None
 
 
 def synthesis_messages(question: str, answer: Answer, settings: Settings) -> list[Message]:
