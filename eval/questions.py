@@ -22,6 +22,10 @@ the corpus when the set is loaded, so ids may change without the sets going stal
   question it measures, by a helper who read only the seeds: 25 near-topic off-corpus
   questions (about 8 in everyday words), 25 paraphrases on 25 abstracts (13 of them "is
   there a paper that …"), 15 near-misses;
+- `heldout6.jsonl`: a sixth blind set, committed on its own (951314b) before the citation
+  check change it measures, by a helper who read only the seeds: 40 paraphrases that ask
+  for a fact the abstract states (18 of the facts written in LaTeX there, 7 in other unusual
+  forms), 10 "is there a paper" paraphrases, 12 near-topic off-corpus questions, 8 near-misses;
 - `offcorpus.jsonl`: 50 questions no abstract answers, most about subjects next to
   the corpus's (dueling bandits, flow matching), written and checked by the same helper.
 """
@@ -43,6 +47,7 @@ HELDOUT2_QUESTIONS = HERE / "questions" / "heldout2.jsonl"
 HELDOUT3_QUESTIONS = HERE / "questions" / "heldout3.jsonl"
 HELDOUT4_QUESTIONS = HERE / "questions" / "heldout4.jsonl"
 HELDOUT5_QUESTIONS = HERE / "questions" / "heldout5.jsonl"
+HELDOUT6_QUESTIONS = HERE / "questions" / "heldout6.jsonl"
 OFFCORPUS_QUESTIONS = HERE / "questions" / "offcorpus.jsonl"
 SETS = {
     "heldout": HELDOUT_QUESTIONS,
@@ -50,6 +55,7 @@ SETS = {
     "heldout3": HELDOUT3_QUESTIONS,
     "heldout4": HELDOUT4_QUESTIONS,
     "heldout5": HELDOUT5_QUESTIONS,
+    "heldout6": HELDOUT6_QUESTIONS,
     "seeds": SEED_QUESTIONS,
     "offcorpus": OFFCORPUS_QUESTIONS,
 }

@@ -18,7 +18,7 @@ from assistant.answer.checker import Checker
 from assistant.answer.model_answer import checked_events
 from assistant.errors import ConfigError, LLMError, QuestionError
 from assistant.model_files import MODELS, models_dir
-from assistant.types import SentenceChecked, Sources, TextDelta
+from assistant.types import Hit, Paper, SentenceChecked, Sources, TextDelta
 from benchmarks.servers import free_port, start, stop
 from tests.conftest import SEEDS, paper_id, remote
 
@@ -94,6 +94,36 @@ def test_a_number_the_cited_abstract_does_not_state_is_not_supported(bot) -> Non
         .check(f"PrivateSeal is a watermarking framework for pre-existing images [{n}].")
         .endswith("[1].")
     )
+
+
+TERNLINK = (
+    "Aligning point clouds captured by different scanners is hard because their densities differ. "
+    "We present TernLink, one registration model trained once for every kind of sensor. "
+    "Extensive experiments on $14$ benchmarks show state-of-the-art registration recall, "
+    "and TernLink runs at $23.5\\%$ lower latency than the strongest baseline."
+)
+
+
+def test_a_figure_the_cited_sentence_states_is_supported_however_the_paper_is_described(bot) -> None:
+    """A model repeats the question's paraphrase of a paper and adds the figure asked for: the
+    cosine to the abstract is low, but the figure and what it counts come from one sentence."""
+    hits = [Hit(Paper(id="tern", label="TernLink", abstract=TERNLINK, title="TernLink"), 1.0)]
+    question = "On how many test suites was the single all-purpose model for aligning 3D scans from many scanners evaluated?"
+    checker = Checker(hits, bot.embedder, threshold=0.45, margin=0.08, question=question)
+    counted = checker.check(
+        "The single all-purpose model for aligning scans from many scanners was evaluated on 14 benchmarks [1]."
+    )
+    assert checker.results[-1].supported and "14" in counted and counted.endswith("[1].")
+    assert "$14$ benchmarks" in (checker.results[-1].evidence or "")
+    faster = checker.check("The all-purpose scan-aligning model cuts latency by 23.5% [1].")
+    assert checker.results[-1].supported and "23.5" in faster
+    # the same sentences with a figure the abstract does not state, or stated about something else
+    for made_up in (
+        "The single all-purpose model for aligning scans from many scanners was evaluated on 15 benchmarks [1].",
+        "The all-purpose scan-aligning model speaks 14 languages [1].",
+    ):
+        checker.check(made_up)
+        assert not checker.results[-1].supported, made_up
 
 
 def test_a_citation_used_as_a_noun_stays_in_place_and_is_renumbered(bot) -> None:

@@ -15,7 +15,15 @@ says nothing of the kind) is replaced by the abstract sentence it was matched wi
 cosine against the abstract cannot see that the claim came from the question, but the
 words show it. A sentence that
 states a quantity ("12.4%", "two", "3×") is supported only by a source that states it
-too (its evidence sentences, title, year or venue): a cosine cannot tell 12% from 21%. Citation
+too (its evidence sentences, title, year or venue): a cosine cannot tell 12% from 21%. The
+converse holds too: a sentence that adds figures the question does not hold, all stated by
+one sentence of the cited abstract that shares a content word with it ("RAM was evaluated
+on 12 benchmarks" against "Extensive experiments on $12$ benchmarks …"), is
+supported by it however the model described the paper: a cosine is dominated by the
+question's paraphrase the model repeats and misses the figure it adds. And a sentence that
+adds a figure the question does not hold, stated by its source, is an answer, not a
+restatement of the question; if it is replaced, it is by the abstract's sentence that
+states the figure. Citation
 numbers are renumbered in order of first use, so the answer's citations are
 exactly the numbers in its text.
 """
@@ -59,6 +67,8 @@ class Checker:
     _question: np.ndarray | None = None
     _question_words: set[str] = field(default_factory=set)
     _quantities: list[list[Quantity]] = field(default_factory=list)
+    _sentence_quantities: dict[int, list[list[Quantity]]] = field(default_factory=dict)
+    _question_quantities: list[Quantity] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._sentences = [evidence_sentences(h.paper.abstract) for h in self.sources]
@@ -71,6 +81,7 @@ class Checker:
         if self.question:
             self._question = self.embedder.encode_one(self.question)
             self._question_words = {w[:4] for w in content_words(self.question)}
+            self._question_quantities = quantities(self.question)
         self._quantities = [
             quantities(" ".join([*group, h.paper.title or "", str(h.paper.year or ""), h.paper.venue or ""]))
             for h, group in zip(self.sources, self._sentences, strict=True)
@@ -95,6 +106,9 @@ class Checker:
             float(np.max(v @ vector)) if len(v) and self._shares_words(i, words) and not missing[i] else -1.0
             for i, v in enumerate(self._vectors)
         ]
+        new = unstated(stated, self._question_quantities)  # figures the answer adds to the question
+        anchors = [None if m or not new else self._anchor(i, stated, words) for i, m in enumerate(missing)]
+        support = [v if a is None else max(v, self.threshold) for v, a in zip(support, anchors, strict=True)]
         best = int(np.argmax(support)) if support else -1
         kept = [n for n in valid if support[n - 1] >= self.threshold]
         if len(kept) > 1 and not nouns:  # one claim, several papers: only those that support it
@@ -128,9 +142,13 @@ class Checker:
         evidence_source = kept[0] - 1 if kept else best
         evidence = None
         if evidence_source >= 0 and len(self._vectors[evidence_source]):
-            idx = int(np.argmax(self._vectors[evidence_source] @ vector))
+            idx = anchors[evidence_source]
+            if idx is None:
+                idx = self._figures_at(evidence_source, new)
+            if idx is None:
+                idx = int(np.argmax(self._vectors[evidence_source] @ vector))
             evidence = self._sentences[evidence_source][idx]
-        restates = bool(kept) and self._restates(vector, score)
+        restates = bool(kept) and not new and self._restates(vector, score)
         borrowed = self._borrowed(kept[0] - 1, words) if kept and not restates else []
         instead = None
         if borrowed:  # the abstract's sentence the claim was matched with: it says what is known
@@ -161,6 +179,31 @@ class Checker:
             SentenceSupport(body, numbers, round(max(score, 0.0), 4), evidence, supported, note, recited)
         )
         return text
+
+    def _anchor(self, source: int, stated: list[Quantity], words: set[str]) -> int | None:
+        """The source's sentence that states every figure of the answer sentence (some of
+        them figures the question does not hold) and shares a content word with it, if any:
+        the claim's figures and what they measure then come from that sentence, whatever
+        paraphrase of the paper surrounds them."""
+        idx = self._figures_at(source, stated)
+        while idx is not None:
+            if words & content_words(self._sentences[source][idx]):
+                return idx
+            idx = self._figures_at(source, stated, idx + 1)
+        return None
+
+    def _figures_at(self, source: int, figures: list[Quantity], start: int = 0) -> int | None:
+        """The first of the source's sentences (from `start`) that states all these figures."""
+        if not figures:
+            return None
+        per_sentence = self._sentence_quantities.get(source)
+        if per_sentence is None:
+            per_sentence = [quantities(t) for t in self._sentences[source]]
+            self._sentence_quantities[source] = per_sentence
+        for i in range(start, len(per_sentence)):
+            if not unstated(figures, per_sentence[i]):
+                return i
+        return None
 
     def _restates(self, vector: np.ndarray, support: float) -> bool:
         """Closer to the question than to its evidence by `echo_margin`: an echo, not a finding."""
