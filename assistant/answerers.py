@@ -137,13 +137,16 @@ class ModelAnswerer:
                 yield from replay(ready)
             return
         s = self.settings
-        if self._off_topic(plan):
+        noes = self._off_topic(plan)
+        if noes:
             yield plan.refusal(
                 "None of the closest abstracts is about what the question asks: asked of the "
-                f"{min(len(plan.hits), RELEVANCE_PAPERS)} closest, the model said no, and the "
+                f"{len(noes)} closest, the model said no, and the "
                 f"evidence is not strong enough to overrule it (evidence {plan.verdict.score:.2f}, "
                 f"needs {s.answer_above:.2f}).",
                 self.name,
+                model_text=" | ".join(noes),  # what the model said, for the record (eval counts it)
+                prompt_tokens=getattr(self.relevance, "last_prompt_tokens", 0),
             )
             return
         context = build_context(plan.scored, plan.hits[: s.context_papers], s)
@@ -228,11 +231,12 @@ class ModelAnswerer:
             **extra,  # type: ignore[arg-type]
         )
 
-    def _off_topic(self, plan: Plan) -> bool:
+    def _off_topic(self, plan: Plan) -> list[str]:
         """Below answer_above, ask whether each of the closest abstracts is about what a
-        content question asks, one at a time, stopping at the first that is; True when
-        the model says a plain no for each. (The right paper is not always first, above
-        all in the MiniLM index: asking of the first alone refused answerable questions.)
+        content question asks, one at a time, stopping at the first that is; the model's
+        replies when it says a plain no for each, else an empty list. (The right paper is not
+        always first, above all in the MiniLM index: asking of the first alone refused
+        answerable questions.)
         Not asked when the question names an author (an abstract does not name its
         authors), nor when asking fails: the check is an extra, never a new way to fail."""
         result = plan.result
@@ -243,17 +247,19 @@ class ModelAnswerer:
             or result.detected.author is not None
             or result.filters.author is not None
         ):
-            return False
+            return []
+        noes = []
         for hit in plan.hits[:RELEVANCE_PAPERS]:
             messages = relevance_messages(plan.standalone.question, hit.paper)
             try:
                 reply = "".join(self.relevance.stream(messages, RELEVANCE_MAX_TOKENS))
             except LLMError as exc:
                 log.warning("relevance question not answered (%s): answering without it", exc)
-                return False
+                return []
             if not says_no(reply):
-                return False
-        return True
+                return []
+            noes.append(reply.strip())
+        return noes
 
     def _synthesises(self, plan: Plan, ready: Answer) -> bool:
         return (

@@ -230,6 +230,7 @@ def test_a_model_that_says_no_abstract_is_about_the_question_refuses_it(seeded_d
     assert plan.hits[0].paper.abstract[:200] in first[1]["content"]
     assert plan.hits[1].paper.abstract[:200] in second[1]["content"]
     assert "asked of the 2 closest" in answer.reason
+    assert answer.model_text == "No. | No." and answer.prompt_tokens > 0  # kept for the record
     assert SCRIPTED.replies  # the answer was never asked for
 
     # a yes (or anything but a plain no) lets the answer go ahead, without asking further

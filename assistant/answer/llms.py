@@ -192,11 +192,15 @@ def _dead(url: str, setting: str, exc: BaseException) -> str:
     )
 
 
-def _llama_cpp(s: Settings) -> ChatModel:
+def _gguf_path(s: Settings) -> Path:
+    """The GGUF the llama-cpp backend loads: the user's own file, or the bundled model's."""
     from assistant.model_files import model_path
 
-    path = s.llm_model_path or model_path(s.llm_model)
-    return LlamaCppModel(path, s.llm_context, s.llm_threads, s.llm_temperature)
+    return s.llm_model_path or model_path(s.llm_model)
+
+
+def _llama_cpp(s: Settings) -> ChatModel:
+    return LlamaCppModel(_gguf_path(s), s.llm_context, s.llm_threads, s.llm_temperature)
 
 
 def _openai(s: Settings) -> ChatModel:
@@ -275,8 +279,5 @@ def relevance_model(settings: Settings, backend: str | None = None) -> ChatModel
     key = ("llama-cpp relevance", settings.llm_model, settings.llm_model_path, settings.llm_threads)
     with _CACHE_LOCK:
         if key not in _CACHE:
-            from assistant.model_files import model_path
-
-            path = settings.llm_model_path or model_path(settings.llm_model)
-            _CACHE[key] = LlamaCppModel(path, RELEVANCE_CONTEXT, settings.llm_threads, 0.0)
+            _CACHE[key] = LlamaCppModel(_gguf_path(settings), RELEVANCE_CONTEXT, settings.llm_threads, 0.0)
         return _CACHE[key]
