@@ -21,6 +21,7 @@ def values(text: str) -> list[float]:
         ("2-5 epochs, 12–15 hours", [2, 5, 12, 15]),
         ("two datasets, twenty tasks and 1.5 million users", [1.5e6, 2, 20]),
         ("a 12\\% gain [1, 2] in 2024", [12, 2024]),
+        ("exact computation needs $2^d$ evaluations, 2 ^ n states, 16 heads", [16]),
     ],
 )
 def test_quantities_are_read_as_written(text: str, expected: list[float]) -> None:

@@ -16,8 +16,8 @@ cosine against the abstract cannot see that the claim came from the question, bu
 words show it. A sentence that
 states a quantity ("12.4%", "two", "3×") is supported only by a source that states it
 too (its evidence sentences, title, year or venue): a cosine cannot tell 12% from 21%. The
-converse holds too: a sentence that adds figures the question does not hold, all stated by
-one sentence of the cited abstract that shares a content word with it ("RAM was evaluated
+converse holds too: a sentence that adds figures (in digits) the question does not hold, all
+stated by one sentence of the cited abstract that shares a content word with it ("RAM was evaluated
 on 12 benchmarks" against "Extensive experiments on $12$ benchmarks …"), is
 supported by it however the model described the paper: a cosine is dominated by the
 question's paraphrase the model repeats and misses the figure it adds. And a sentence that
@@ -106,8 +106,11 @@ class Checker:
             float(np.max(v @ vector)) if len(v) and self._shares_words(i, words) and not missing[i] else -1.0
             for i, v in enumerate(self._vectors)
         ]
-        new = unstated(stated, self._question_quantities)  # figures the answer adds to the question
-        anchors = [None if m or not new else self._anchor(i, stated, words) for i, m in enumerate(missing)]
+        # figures in digits the answer adds to the question ("two" is too common in prose to count)
+        new = [q for q in unstated(stated, self._question_quantities) if q.text[:1].isdigit()]
+        anchors = [
+            None if m or not new else self._anchor(i, stated, words, vector) for i, m in enumerate(missing)
+        ]
         support = [v if a is None else max(v, self.threshold) for v, a in zip(support, anchors, strict=True)]
         best = int(np.argmax(support)) if support else -1
         kept = [n for n in valid if support[n - 1] >= self.threshold]
@@ -144,8 +147,6 @@ class Checker:
         if evidence_source >= 0 and len(self._vectors[evidence_source]):
             idx = anchors[evidence_source]
             if idx is None:
-                idx = self._figures_at(evidence_source, new)
-            if idx is None:
                 idx = int(np.argmax(self._vectors[evidence_source] @ vector))
             evidence = self._sentences[evidence_source][idx]
         restates = bool(kept) and not new and self._restates(vector, score)
@@ -180,30 +181,20 @@ class Checker:
         )
         return text
 
-    def _anchor(self, source: int, stated: list[Quantity], words: set[str]) -> int | None:
-        """The source's sentence that states every figure of the answer sentence (some of
-        them figures the question does not hold) and shares a content word with it, if any:
-        the claim's figures and what they measure then come from that sentence, whatever
-        paraphrase of the paper surrounds them."""
-        idx = self._figures_at(source, stated)
-        while idx is not None:
-            if words & content_words(self._sentences[source][idx]):
-                return idx
-            idx = self._figures_at(source, stated, idx + 1)
-        return None
-
-    def _figures_at(self, source: int, figures: list[Quantity], start: int = 0) -> int | None:
-        """The first of the source's sentences (from `start`) that states all these figures."""
-        if not figures:
-            return None
+    def _anchor(self, source: int, stated: list[Quantity], words: set[str], vector: np.ndarray) -> int | None:
+        """Of the source's sentences that state every figure of the answer sentence and share
+        a content word with it, the closest to it, if any: the claim's figures and what they
+        measure then come from that sentence, whatever paraphrase of the paper surrounds them."""
         per_sentence = self._sentence_quantities.get(source)
         if per_sentence is None:
             per_sentence = [quantities(t) for t in self._sentences[source]]
             self._sentence_quantities[source] = per_sentence
-        for i in range(start, len(per_sentence)):
-            if not unstated(figures, per_sentence[i]):
-                return i
-        return None
+        found = [
+            i
+            for i, (text, figures) in enumerate(zip(self._sentences[source], per_sentence, strict=True))
+            if not unstated(stated, figures) and words & content_words(text)
+        ]
+        return max(found, key=lambda i: float(self._vectors[source][i] @ vector), default=None)
 
     def _restates(self, vector: np.ndarray, support: float) -> bool:
         """Closer to the question than to its evidence by `echo_margin`: an echo, not a finding."""

@@ -6,7 +6,7 @@ A quantity is a number written in digits ("12.4", "12.4 %", "1,024", "3×", "1.5
 in words ("two" … "twenty", "thirty" … "ninety", "1.5 million"); a range ("12–15")
 is its two ends. Numbers that are part of a name are not quantities: "GPT-4",
 "ResNet-50", "F1", "3D", "L2", "Qwen2.5" (a digit touching a letter, or joined to one
-by a hyphen).
+by a hyphen); nor is the base of a power ("$2^d$ evaluations" states no 2).
 
 A sentence's number matches a source's number when they are equal at the sentence's
 precision: "about 12%" is stated by an abstract that says "12.4%", "12.40" by "12.4";
@@ -40,7 +40,7 @@ _NUMBER = re.compile(
     r"(?<![A-Za-z0-9.])(?<![A-Za-z]-)(?<![A-Za-z]_)"
     r"(\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.(\d+))?"
     r"(?:\s?(thousand|million|billion|trillion|bn)|([kKmMbBtT]))?"
-    r"(?![A-Za-z0-9](?<![xX])|\.\d|-[A-Za-z])"
+    r"(?![A-Za-z0-9](?<![xX])|\.\d|-[A-Za-z]|\s?\^)"
 )
 _PERCENT = re.compile(r"\s?(?:%|percent\b|per cent\b|pp\b|percentage points?\b)")
 _CITATION = re.compile(r"\[\d+(?:\s*[,;]\s*\d+)*\]")
