@@ -137,7 +137,7 @@ class ModelAnswerer:
                 yield from replay(ready)
             return
         s = self.settings
-        noes = self._off_topic(plan)
+        noes, asked_tokens = self._off_topic(plan)
         if noes:
             yield plan.refusal(
                 "None of the closest abstracts is about what the question asks: asked of the "
@@ -146,7 +146,7 @@ class ModelAnswerer:
                 f"needs {s.answer_above:.2f}).",
                 self.name,
                 model_text=" | ".join(noes),  # what the model said, for the record (eval counts it)
-                prompt_tokens=getattr(self.relevance, "last_prompt_tokens", 0),
+                prompt_tokens=asked_tokens,
             )
             return
         context = build_context(plan.scored, plan.hits[: s.context_papers], s)
@@ -231,12 +231,12 @@ class ModelAnswerer:
             **extra,  # type: ignore[arg-type]
         )
 
-    def _off_topic(self, plan: Plan) -> list[str]:
+    def _off_topic(self, plan: Plan) -> tuple[list[str], int]:
         """Below answer_above, ask whether each of the closest abstracts is about what a
         content question asks, one at a time, stopping at the first that is; the model's
-        replies when it says a plain no for each, else an empty list. (The right paper is not
-        always first, above all in the MiniLM index: asking of the first alone refused
-        answerable questions.)
+        replies when it says a plain no for each (else none), and the prompt tokens asked.
+        (The right paper is not always first, above all in the MiniLM index: asking of the
+        first alone refused answerable questions.)
         Not asked when the question names an author (an abstract does not name its
         authors), nor when asking fails: the check is an extra, never a new way to fail."""
         result = plan.result
@@ -247,19 +247,21 @@ class ModelAnswerer:
             or result.detected.author is not None
             or result.filters.author is not None
         ):
-            return []
-        noes = []
+            return [], 0
+        noes: list[str] = []
+        tokens = 0
         for hit in plan.hits[:RELEVANCE_PAPERS]:
             messages = relevance_messages(plan.standalone.question, hit.paper)
             try:
                 reply = "".join(self.relevance.stream(messages, RELEVANCE_MAX_TOKENS))
             except LLMError as exc:
                 log.warning("relevance question not answered (%s): answering without it", exc)
-                return []
+                return [], 0
+            tokens += getattr(self.relevance, "last_prompt_tokens", 0)
             if not says_no(reply):
-                return []
+                return [], tokens
             noes.append(reply.strip())
-        return noes
+        return noes, tokens
 
     def _synthesises(self, plan: Plan, ready: Answer) -> bool:
         return (

@@ -104,6 +104,16 @@ TERNLINK = (
 )
 
 
+MIXAUG = (
+    "Corrupted images break classifiers. We propose MixAug, which blends each image with a shuffled copy. "
+    "With a mixing ratio of 0.3, MixAug improves robustness on CIFAR-10-C and keeps clean accuracy."
+)
+SWEEPREG = (
+    "Registering lidar sweeps needs robust features. We present SweepReg, a lidar registration method. "
+    "We evaluate on 12 benchmarks and report state-of-the-art registration recall."
+)
+
+
 def test_a_figure_the_cited_sentence_states_is_supported_however_the_paper_is_described(bot) -> None:
     """A model repeats the question's paraphrase of a paper and adds the figure asked for: the
     cosine to the abstract is low, but the figure and what it counts come from one sentence."""
@@ -124,6 +134,46 @@ def test_a_figure_the_cited_sentence_states_is_supported_however_the_paper_is_de
     ):
         checker.check(made_up)
         assert not checker.results[-1].supported, made_up
+
+
+def test_a_figure_anchors_only_in_its_role_its_unit_and_its_cited_paper(bot) -> None:
+    """The review's cases: the figure stated about something else, a fraction read as a
+    percentage, a figure another (uncited) paper states: none is shown as the answer."""
+    tern = Hit(Paper(id="tern", label="TernLink", abstract=TERNLINK, title="TernLink"), 1.0)
+    speed = Checker(
+        [tern],
+        bot.embedder,
+        threshold=0.45,
+        margin=0.08,
+        question=("How much faster is the all-purpose scan-aligning model than the strongest baseline?"),
+    )
+    shown = speed.check(
+        "The all-purpose scan-aligning model runs 14 times faster than the strongest baseline [1]."
+    )
+    assert "14 times" not in shown  # 14 counts benchmarks in the abstract, not a speed-up
+    mix = Hit(Paper(id="mix", label="MixAug", abstract=MIXAUG, title="MixAug"), 1.0)
+    ratio = Checker(
+        [mix],
+        bot.embedder,
+        threshold=0.45,
+        margin=0.08,
+        question=("By how much does the image-blending augmentation improve robustness to corruptions?"),
+    )
+    shown = ratio.check("The image-blending augmentation improves robustness to corruptions by 30% [1].")
+    assert "30%" not in shown  # a mixing ratio of 0.3 is no 30% gain
+    other = Hit(Paper(id="sweep", label="SweepReg", abstract=SWEEPREG, title="SweepReg"), 0.9)
+    question = "On how many test suites was the single all-purpose model for aligning 3D scans from many scanners evaluated?"
+    two = Checker([tern, other], bot.embedder, threshold=0.45, margin=0.08, question=question)
+    two.check(
+        "The single all-purpose model for aligning scans from many scanners was evaluated on 12 benchmarks [1]."
+    )
+    assert (
+        not two.results[-1].supported and two.results[-1].citations == ()
+    )  # 12 is SweepReg's, not TernLink's
+    shown = two.check(
+        "The single all-purpose model for aligning scans from many scanners was evaluated on 14 benchmarks [1]."
+    )
+    assert two.results[-1].supported and "$14$ benchmarks" in shown and shown.endswith("[1].")
 
 
 def test_a_citation_used_as_a_noun_stays_in_place_and_is_renumbered(bot) -> None:

@@ -22,6 +22,7 @@ def values(text: str) -> list[float]:
         ("two datasets, twenty tasks and 1.5 million users", [1.5e6, 2, 20]),
         ("a 12\\% gain [1, 2] in 2024", [12, 2024]),
         ("exact computation needs $2^d$ evaluations, 2 ^ n states, 16 heads", [16]),
+        ("rotations up to $180^\\circ$, 85.2^{\\dagger} and a 1,000-dimensional space", [180, 85.2]),
     ],
 )
 def test_quantities_are_read_as_written(text: str, expected: list[float]) -> None:

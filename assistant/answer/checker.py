@@ -16,14 +16,14 @@ cosine against the abstract cannot see that the claim came from the question, bu
 words show it. A sentence that
 states a quantity ("12.4%", "two", "3×") is supported only by a source that states it
 too (its evidence sentences, title, year or venue): a cosine cannot tell 12% from 21%. The
-converse holds too: a sentence that adds figures (in digits) the question does not hold, all
-stated by one sentence of the cited abstract that shares a content word with it ("RAM was evaluated
-on 12 benchmarks" against "Extensive experiments on $12$ benchmarks …"), is
-supported by it however the model described the paper: a cosine is dominated by the
-question's paraphrase the model repeats and misses the figure it adds. And a sentence that
-adds a figure the question does not hold, stated by its source, is an answer, not a
-restatement of the question; if it is replaced, it is by the abstract's sentence that
-states the figure. Citation
+converse holds too: a sentence that adds figures (in digits) the question does not hold is
+anchored by a sentence of an abstract it cites that states all its figures (a percentage by a
+percentage), with a word in common next to them, and is not far off in meaning ("RAM was
+evaluated on 12 benchmarks" against "Extensive experiments on $12$ benchmarks …"): it is
+supported by that sentence however the model described the paper, since a cosine is
+dominated by the question's paraphrase the model repeats and misses the figure it adds. An
+anchored sentence is an answer, not a restatement of the question; if its borrowed words
+get it replaced, the anchoring sentence is shown. Citation
 numbers are renumbered in order of first use, so the answer's citations are
 exactly the numbers in its text.
 """
@@ -37,7 +37,7 @@ import numpy as np
 
 from assistant.answer.citations import SLOT, Numbering, cite, markers, noun_markers
 from assistant.answer.evidence import evidence_sentences
-from assistant.answer.quantities import Quantity, quantities, unstated
+from assistant.answer.quantities import Quantity, around, quantities, unstated
 from assistant.index.embed import Embedder
 from assistant.text import fold
 from assistant.types import Citation, Hit, SentenceSupport
@@ -108,8 +108,9 @@ class Checker:
         ]
         # figures in digits the answer adds to the question ("two" is too common in prose to count)
         new = [q for q in unstated(stated, self._question_quantities) if q.text[:1].isdigit()]
-        anchors = [
-            None if m or not new else self._anchor(i, stated, words, vector) for i, m in enumerate(missing)
+        anchors = [  # only a cited source can anchor: a figure never moves a claim to another paper
+            self._anchor(i, stated, body, vector) if new and not m and i + 1 in valid else None
+            for i, m in enumerate(missing)
         ]
         support = [v if a is None else max(v, self.threshold) for v, a in zip(support, anchors, strict=True)]
         best = int(np.argmax(support)) if support else -1
@@ -149,7 +150,7 @@ class Checker:
             if idx is None:
                 idx = int(np.argmax(self._vectors[evidence_source] @ vector))
             evidence = self._sentences[evidence_source][idx]
-        restates = bool(kept) and not new and self._restates(vector, score)
+        restates = bool(kept) and anchors[kept[0] - 1] is None and self._restates(vector, score)
         borrowed = self._borrowed(kept[0] - 1, words) if kept and not restates else []
         instead = None
         if borrowed:  # the abstract's sentence the claim was matched with: it says what is known
@@ -181,20 +182,33 @@ class Checker:
         )
         return text
 
-    def _anchor(self, source: int, stated: list[Quantity], words: set[str], vector: np.ndarray) -> int | None:
-        """Of the source's sentences that state every figure of the answer sentence and share
-        a content word with it, the closest to it, if any: the claim's figures and what they
+    def _anchor(self, source: int, stated: list[Quantity], body: str, vector: np.ndarray) -> int | None:
+        """Of the source's sentences that state every figure of the answer sentence (a
+        percentage by a percentage), each with a word in common within `FIGURE_WINDOW` words
+        of both ("12 benchmarks" / "$12$ benchmarks": what it measures), and are not far off
+        in meaning (`ANCHOR_FLOOR`), the closest, if any: the claim's figures and what they
         measure then come from that sentence, whatever paraphrase of the paper surrounds them."""
         per_sentence = self._sentence_quantities.get(source)
         if per_sentence is None:
             per_sentence = [quantities(t) for t in self._sentences[source]]
             self._sentence_quantities[source] = per_sentence
+        cosines = self._vectors[source] @ vector
+        measures = [self._measures(body, q) for q in stated]
         found = [
             i
-            for i, (text, figures) in enumerate(zip(self._sentences[source], per_sentence, strict=True))
-            if not unstated(stated, figures) and words & content_words(text)
+            for i, (text, fs) in enumerate(zip(self._sentences[source], per_sentence, strict=True))
+            if cosines[i] >= self.threshold - ANCHOR_FLOOR
+            and all(
+                any(q.stated_by(f) and q.percent == f.percent and m & self._measures(text, f) for f in fs)
+                for q, m in zip(stated, measures, strict=True)
+            )
         ]
-        return max(found, key=lambda i: float(self._vectors[source][i] @ vector), default=None)
+        return max(found, key=lambda i: float(cosines[i]), default=None)
+
+    @staticmethod
+    def _measures(text: str, figure: Quantity) -> set[str]:
+        """What a figure measures: the content words next to it."""
+        return content_words(around(text, figure, FIGURE_WINDOW))
 
     def _restates(self, vector: np.ndarray, support: float) -> bool:
         """Closer to the question than to its evidence by `echo_margin`: an echo, not a finding."""
@@ -241,6 +255,9 @@ class Checker:
     def citations(self) -> tuple[Citation, ...]:
         return tuple(self.numbering.citations)
 
+
+ANCHOR_FLOOR = 0.25  # an anchoring sentence's cosine may fall this far below the threshold, no further
+FIGURE_WINDOW = 3  # words either side of a figure that say what it measures
 
 _WORD = re.compile(r"[a-z][a-z0-9\-]{3,}")
 _COMMON = frozenset(

@@ -6,7 +6,8 @@ A quantity is a number written in digits ("12.4", "12.4 %", "1,024", "3×", "1.5
 in words ("two" … "twenty", "thirty" … "ninety", "1.5 million"); a range ("12–15")
 is its two ends. Numbers that are part of a name are not quantities: "GPT-4",
 "ResNet-50", "F1", "3D", "L2", "Qwen2.5" (a digit touching a letter, or joined to one
-by a hyphen); nor is the base of a power ("$2^d$ evaluations" states no 2).
+by a hyphen); nor is the base of a power ("$2^d$ evaluations" states no 2; "$180^\\circ$"
+still states 180).
 
 A sentence's number matches a source's number when they are equal at the sentence's
 precision: "about 12%" is stated by an abstract that says "12.4%", "12.40" by "12.4";
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 _WORDS = {
     "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
@@ -37,10 +38,10 @@ _SCALE = {
 # "2 bn") or a letter written against the digits ("1.5M", "7B", "10k"); a multiplication
 # sign may follow ("3x", "3×").
 _NUMBER = re.compile(
-    r"(?<![A-Za-z0-9.])(?<![A-Za-z]-)(?<![A-Za-z]_)"
+    r"(?<![A-Za-z0-9.])(?<![A-Za-z]-)(?<![A-Za-z]_)(?<!\d,)"
     r"(\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.(\d+))?"
     r"(?:\s?(thousand|million|billion|trillion|bn)|([kKmMbBtT]))?"
-    r"(?![A-Za-z0-9](?<![xX])|\.\d|-[A-Za-z]|\s?\^)"
+    r"(?![A-Za-z0-9](?<![xX])|\.\d|-[A-Za-z]|\s?\^\s?\{?[A-Za-z0-9]|,\d{3})"
 )
 _PERCENT = re.compile(r"\s?(?:%|percent\b|per cent\b|pp\b|percentage points?\b)")
 _CITATION = re.compile(r"\[\d+(?:\s*[,;]\s*\d+)*\]")
@@ -59,6 +60,7 @@ class Quantity:
     step: float
     text: str
     percent: bool = False
+    span: tuple[int, int] = field(default=(0, 0), compare=False)  # where, in the cleaned text
 
     def stated_by(self, other: Quantity) -> bool:
         """`other` says this at this quantity's precision: "12%" is stated by "12.4%", not by
@@ -87,14 +89,25 @@ def quantities(text: str) -> list[Quantity]:
         value = float(whole.replace(",", "") + ("." + frac if frac else ""))
         step = 10.0 ** -(len(frac) if frac else 0)
         percent = bool(_PERCENT.match(text, m.end()))
-        found.append(Quantity(value * scale, step * scale, m.group(0).strip(), percent))
+        found.append(Quantity(value * scale, step * scale, m.group(0).strip(), percent, m.span()))
     for m in _WORD_NUMBER.finditer(text):
         scale = _SCALE[m.group(2).lower()] if m.group(2) else 1.0
         percent = bool(_PERCENT.match(text, m.end()))
-        found.append(Quantity(_WORDS[m.group(1).lower()] * scale, scale, m.group(0), percent))
+        found.append(Quantity(_WORDS[m.group(1).lower()] * scale, scale, m.group(0), percent, m.span()))
     return found
 
 
 def unstated(mine: list[Quantity], theirs: list[Quantity]) -> list[Quantity]:
     """The quantities of `mine` that none of `theirs` states."""
     return [q for q in mine if not any(q.stated_by(t) for t in theirs)]
+
+
+def around(text: str, quantity: Quantity, words: int) -> str:
+    """The `words` words (tokens with a letter) either side of a quantity that
+    `quantities(text)` found: what it measures ("on 12 benchmarks", "a notable $5.7\\%$
+    improvement over TruthfulQA")."""
+    clean = _clean(text)
+    start, end = quantity.span
+    before = [w for w in clean[:start].split() if any(c.isalpha() for c in w)]
+    after = [w for w in clean[end:].split() if any(c.isalpha() for c in w)]
+    return " ".join(before[-words:] + after[:words])
