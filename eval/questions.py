@@ -26,6 +26,11 @@ the corpus when the set is loaded, so ids may change without the sets going stal
   check change it measures, by a helper who read only the seeds: 40 paraphrases that ask
   for a fact the abstract states (18 of the facts written in LaTeX there, 7 in other unusual
   forms), 10 "is there a paper" paraphrases, 12 near-topic off-corpus questions, 8 near-misses;
+- `heldout7.jsonl`: a seventh blind set, committed on its own before anything was measured
+  on it, by a helper who read only the seeds: 40 paraphrases that each ask for one figure
+  (half name what it measures in other words; 16 figures in LaTeX, 11 are "two …"), 10
+  near-misses asking for a figure the abstract does not give, 10 near-topic off-corpus
+  questions. Written to measure the figure anchoring of the citation check blind;
 - `offcorpus.jsonl`: 50 questions no abstract answers, most about subjects next to
   the corpus's (dueling bandits, flow matching), written and checked by the same helper.
 """
@@ -48,6 +53,7 @@ HELDOUT3_QUESTIONS = HERE / "questions" / "heldout3.jsonl"
 HELDOUT4_QUESTIONS = HERE / "questions" / "heldout4.jsonl"
 HELDOUT5_QUESTIONS = HERE / "questions" / "heldout5.jsonl"
 HELDOUT6_QUESTIONS = HERE / "questions" / "heldout6.jsonl"
+HELDOUT7_QUESTIONS = HERE / "questions" / "heldout7.jsonl"
 OFFCORPUS_QUESTIONS = HERE / "questions" / "offcorpus.jsonl"
 SETS = {
     "heldout": HELDOUT_QUESTIONS,
@@ -56,6 +62,7 @@ SETS = {
     "heldout4": HELDOUT4_QUESTIONS,
     "heldout5": HELDOUT5_QUESTIONS,
     "heldout6": HELDOUT6_QUESTIONS,
+    "heldout7": HELDOUT7_QUESTIONS,
     "seeds": SEED_QUESTIONS,
     "offcorpus": OFFCORPUS_QUESTIONS,
 }
