@@ -415,6 +415,7 @@ class Assistant:
             self.settings,
             retriever.rare_terms_of_top(result),
             self.rules.details,
+            retriever.unknown_names,
         )
         return Plan(question, alone, result, route, tuple(scored), verdict, cover)
 

@@ -170,6 +170,12 @@ class Settings(BaseSettings):
         default=True,
         description="Turn venues, years and authors named in the question into filters.",
     )
+    refuse_unknown_names: bool = Field(
+        default=True,
+        description="Refuse, naming the closest papers, when the question names something "
+        "(ScanNet, Condorcet, YaRN) that no paper of the library mentions and the evidence is "
+        "below answer_above: near-topic questions about work the library does not hold.",
+    )
     refuse_below: float = Field(
         default=0.44,
         description="Refuse without asking a model when the evidence score (best sentence cosine + "

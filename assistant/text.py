@@ -24,6 +24,38 @@ def name_like(word: str, *, capitalised: bool = False, hyphenated: bool = False)
     return word[0].isupper() and (capitalised or (hyphenated and "-" in word))
 
 
+_WORD = re.compile(r"(?<![\w-])([^\W_]+(?:-[^\W_]+)*)")
+_QUESTION_WORDS = frozenset(
+    "i a an the is are was were do does did which what who how and or in on of for".split()
+)
+_SENTENCE_START = re.compile(r"(?<!\be\.g)(?<!\bi\.e)[.?!:;]\s+")
+
+
+def question_words(question: str) -> list[str]:
+    """The words of a question that may be names: every word (hyphenated ones whole, e.g.
+    'YaRN-style') except those that open a sentence and the question's function words."""
+    starts = {0} | {m.end() for m in _SENTENCE_START.finditer(question)}
+    return [
+        m.group(1)
+        for m in _WORD.finditer(question)
+        if m.start() not in starts and m.group(1).lower() not in _QUESTION_WORDS
+    ]
+
+
+def name_parts(word: str) -> list[str]:
+    """The parts of a word that name something ('YaRN-style' -> ['YaRN'], 'Gale-Shapley' ->
+    ['Gale', 'Shapley'], 'plain-English' -> ['English']): capitalised or name-like, with two
+    letters at least and no digit (so '64k', '1-shot', 'Q-heads' and 'YAP1' name nothing here:
+    a version or a gene is spelt too many ways to be looked up)."""
+    return [
+        part
+        for part in word.split("-")
+        if sum(c.isalpha() for c in part) >= 2
+        and not any(c.isdigit() for c in part)
+        and name_like(part, capitalised=True)
+    ]
+
+
 # A year written in a question or a field: 1900-2099, not part of a longer number.
 YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})(?!\d)")
 

@@ -30,6 +30,9 @@ from pathlib import Path
 from assistant import Assistant
 from assistant.answer.evidence import DETAILS, detail_reported, requested_details
 from assistant.config import DEFAULT_SEEDS
+from assistant.index.lexical import LexicalIndex
+from assistant.search.retrieve import unknown_names
+from assistant.types import Paper
 from eval.harness import build_strong
 from eval.questions import SCIFACT, SETS, Question, load_questions
 
@@ -58,6 +61,16 @@ def scifact_claims(root: Path = SCIFACT) -> list[tuple[str, list[str]]]:
     return [
         (claims[q], [texts[d] for d in docs if d in texts]) for q, docs in relevant.items() if q in claims
     ]
+
+
+def scifact_papers(root: Path = SCIFACT) -> list[Paper]:
+    """The SciFact corpus as papers (title and abstract), for its word index."""
+    papers = []
+    with (root / "corpus.jsonl").open() as f:
+        for line in f:
+            d = json.loads(line)
+            papers.append(Paper(id=d["_id"], label=d["_id"], abstract=d["text"], title=d.get("title")))
+    return papers
 
 
 def _misrouted(q: Question, kind: str) -> bool:
@@ -127,6 +140,13 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"\nSciFact claims with judgments (train + test): {len(claims)}; detail rules fire on "
                 f"{fired}, refuse with a relevant abstract given: {wrong}"
+            )
+            lexical = LexicalIndex.build(scifact_papers())
+            unknown = [(claim, u) for claim, _ in claims if (u := unknown_names(claim, lexical))]
+            print(
+                f"The unknown-name rule finds a name no SciFact abstract mentions in {len(unknown)} "
+                "claims (refused only when the evidence is below answer_above), e.g. "
+                + "; ".join(f"{', '.join(u)} ({claim[:60]})" for claim, u in unknown[:5])
             )
 
         print("\n## Through the pipeline (default configuration, extractive planning)\n")

@@ -564,3 +564,37 @@ def test_a_model_sentence_cited_to_two_papers_keeps_the_one_that_supports_it(see
         "QuokkaRoute",
         "WombatMoE",
     ]
+
+
+def test_a_question_naming_what_no_paper_mentions_is_refused_naming_the_closest(seeded, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A near-topic question about work the library does not hold (the seeds have bandit
+    papers, none on dueling bandits or Condorcet winners) is refused before any model runs,
+    saying which name no paper mentions and which papers are closest. Once a paper that
+    mentions the name is added, the same question reaches the model."""
+    import json
+
+    question = "Is there a paper that finds the Condorcet winner of dueling bandits from pairwise wins?"
+    SCRIPTED.script("The paper finds the Condorcet winner [1].")
+    answer = final(events(seeded, question))
+    assert answer.refused and answer.text == REFUSAL and SCRIPTED.calls == []
+    assert (answer.reason or "").startswith("No paper in the library mentions “Condorcet”")
+    assert "The closest papers are:" in (answer.reason or "") and "bandit" in (answer.reason or "").lower()
+    # A capitalised word that opens the question, or a name in a hyphenated word the library
+    # does use ("Shapley-style"), is no unknown name.
+    assert seeded._ready().unknown_names("Bandits with Shapley-style credit, under Condorcet rules?") == [
+        "Condorcet"
+    ]
+    abstract = (
+        "We study dueling bandits, where a learner observes only which of two arms wins a duel. "
+        "We propose CondorSeek, which finds the Condorcet winner with regret O(K log T) and "
+        "needs no total order over the arms."
+    )
+    path = tmp_path / "duel.jsonl"
+    path.write_text(
+        json.dumps({"title": "CondorSeek: finding Condorcet winners", "abstract": abstract}) + "\n"
+    )
+    assert seeded.ingest([path]).added == 1
+    SCRIPTED.script("CondorSeek finds the Condorcet winner of dueling bandits [1].")
+    answer = final(events(seeded, question))
+    assert not answer.refused and SCRIPTED.calls, answer.reason
+    assert answer.citations[0].paper.title.startswith("CondorSeek")

@@ -205,3 +205,14 @@ def test_helpers() -> None:
     assert is_author_line("Fabian Fumagalli, R. Teal Witter, Christopher Musco")
     assert not is_author_line("Accepted at AAMAS 2025")
     assert not is_author_line("ICML 2025. Our code will be released soon")
+
+
+def test_the_names_a_question_uses_are_read_whole_in_any_script() -> None:
+    """What the unknown-name refusal looks up: hyphenated words whole, accented names whole,
+    no word that opens a sentence (but 'e.g.' ends none), and no figure or version."""
+    from assistant.text import name_parts, question_words
+
+    words = question_words("Which papers list Théo Akgül? Compare e.g. YaRN-style 64k on 1-shot YAP1.")
+    assert words == ["papers", "list", "Théo", "Akgül", "e", "g", "YaRN-style", "64k", "1-shot", "YAP1"]
+    assert [p for w in words for p in name_parts(w)] == ["Théo", "Akgül", "YaRN"]
+    assert name_parts("Gale-Shapley") == ["Gale", "Shapley"] and name_parts("Q-heads") == []

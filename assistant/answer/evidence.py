@@ -21,7 +21,7 @@ import numpy as np
 from assistant.answer.injection import evidence_of
 from assistant.answer.quantities import quantities
 from assistant.index.embed import Embedder
-from assistant.text import fold, name_like
+from assistant.text import fold, name_like, question_words
 from assistant.types import Hit
 
 # --- instruction-like sentences: assistant.answer.injection -------------------------------
@@ -261,48 +261,13 @@ def _states_a_value(sentence: str) -> bool:
     return any(q.percent or q.step != 1 or not 1900 <= q.value <= 2100 for q in quantities(sentence))
 
 
-_NAME = re.compile(r"(?<![\w-])([A-Za-z0-9][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)")
-_NOT_NAMES = frozenset(
-    [
-        "i",
-        "a",
-        "an",
-        "the",
-        "is",
-        "are",
-        "was",
-        "were",
-        "do",
-        "does",
-        "did",
-        "which",
-        "what",
-        "who",
-        "how",
-        "and",
-        "or",
-        "in",
-        "on",
-        "of",
-        "for",
-    ]
-)
-
-
 def missing_names(question: str, text: str) -> list[str]:
     """Names in the question (benchmarks, datasets, models: 'ImageNet', '3DMatch', 'Adult')
     that the text (the top abstracts) never mentions."""
     folded = fold(text)
     out = []
-    starts = {0} | {m.end() for m in re.finditer(r"[.?!:;]\s+", question)}
-    for m in _NAME.finditer(question):
-        word = m.group(1)
-        if (
-            len(word) < 3
-            or m.start() in starts
-            or word.lower() in _NOT_NAMES
-            or not any(c.isalpha() for c in word)
-        ):
+    for word in question_words(question):
+        if len(word) < 3 or not any(c.isalpha() for c in word):
             continue
         if not name_like(word, capitalised=True):
             continue

@@ -105,6 +105,7 @@ def judge(
     settings: Settings,
     rare_terms: Callable[[str], list[str]],
     details: DetailRules | None = None,
+    unknown_names: Callable[[str], list[str]] | None = None,
 ) -> Verdict:
     """Does the evidence support an answer? Decided on scores, never on a model's wording."""
     details = details or LexiconDetails()
@@ -150,6 +151,18 @@ def judge(
             )
     named_author = result.detected.author is not None or result.filters.author is not None
     score = evidence_score(result, scored, bool(rare_terms(standalone)))
+    strong = score >= settings.answer_above
+    unknown = unknown_names(standalone) if unknown_names and route.kind != "catalogue" else []
+    if unknown and not strong and settings.refuse_unknown_names:
+        listed = " or ".join(f"“{name}”" for name in unknown)
+        return Verdict(
+            False,
+            f"No paper in the library mentions {listed}, which the question names.",
+            dense,
+            sentence,
+            missing=", ".join(unknown),
+            score=score,
+        )
     if not (named_author or score >= settings.refuse_below):
         return Verdict(
             False,
@@ -159,7 +172,7 @@ def judge(
             sentence,
             score=score,
         )
-    return Verdict(True, dense=dense, sentence=sentence, score=score, strong=score >= settings.answer_above)
+    return Verdict(True, dense=dense, sentence=sentence, score=score, strong=strong)
 
 
 def _listing(paper: Paper) -> str:

@@ -7,6 +7,7 @@ rebuilt, so it is never silently stale.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import logging
@@ -169,6 +170,16 @@ class LexicalIndex:
         if t is None:
             return 0
         return int(scores["indptr"][t + 1] - scores["indptr"][t])
+
+    def begins_a_word(self, token: str) -> bool:
+        """Does some indexed word (stemmed, text or metadata) begin with this stemmed token?
+        ('bay', from 'Bayes', begins 'bayesian')."""
+        vocab = getattr(self._retriever, "vocab_dict", {})
+        cached = getattr(self, "_words", None)
+        if cached is None or len(cached) != len(vocab):
+            cached = self._words = sorted(vocab)
+        i = bisect.bisect_left(cached, token)
+        return i < len(cached) and cached[i].startswith(token)
 
     def scores(self, text: str) -> np.ndarray:
         """BM25 score of every paper (0 where no query term occurs)."""

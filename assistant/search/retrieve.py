@@ -15,7 +15,7 @@ from assistant.index.catalogue import Catalogue
 from assistant.index.embed import Embedder
 from assistant.index.lexical import LexicalIndex
 from assistant.search.understand import QuestionReader, named_terms
-from assistant.text import YEAR
+from assistant.text import YEAR, name_parts, question_words
 from assistant.types import Filters, Hit, SearchResult
 
 
@@ -143,6 +143,10 @@ class HybridRetriever:
     def is_key_term(self, token: str) -> bool:
         """A word that names something specific: it occurs in only a few papers."""
         return 0 < self.lexical.df(token) <= 3
+
+    def unknown_names(self, question: str) -> list[str]:
+        """Names the question uses that no paper of the library mentions (`unknown_names`)."""
+        return unknown_names(question, self.lexical)
 
     def rare_terms_of_top(self, result: SearchResult) -> Callable[[str], list[str]]:
         """Names in the question that the top hit coins or is about ("What is GRAPE?"):
@@ -308,3 +312,15 @@ def defines(abstract: str, term: str) -> bool:
         rf"|\(\s*{t}s?\s*\)|(?<![\w-]){t}s?\s*(?:,\s*an?\b|\(|:)"
     )
     return re.search(introduced, abstract, re.IGNORECASE) is not None
+
+
+def unknown_names(question: str, lexical: LexicalIndex) -> list[str]:
+    """Names the question uses that no indexed paper mentions, in its text or its listing
+    ("ScanNet", "Condorcet", "YaRN-style"): the question is about something else. A name is
+    known when an indexed word begins with it ("Bayes": "Bayesian")."""
+    out = []
+    for word in question_words(question):
+        tokens = [lexical.tokens(part) for part in name_parts(word)]  # [] for a stop word
+        if any(t and not all(lexical.begins_a_word(x) for x in t) for t in tokens):
+            out.append(word)
+    return out
