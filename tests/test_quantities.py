@@ -49,3 +49,20 @@ def test_a_quantity_counts_only_if_the_source_states_it(
 ) -> None:
     gone = unstated(quantities(sentence), quantities(source))
     assert [q.text + ("%" if q.percent else "") for q in gone] == missing
+
+
+@pytest.mark.parametrize(
+    ("text", "formula"),
+    [
+        ("a rate of $O(T^{-1/4})$ in general", [True, True]),
+        ("it needs O((N/M)^2) models", [True]),
+        ("regret $ O(d_0^{1/3} T^{2/3} \\log(d))$", [True, True, True, True]),
+        ("on $12$ benchmarks with a $5.7\\%$ gain", [False, False]),
+        ("2.1x faster with 14B parameters", [False, False]),
+    ],
+)
+def test_a_formula_s_numbers_are_no_figures(text: str, formula: list[bool]) -> None:
+    """An exponent or a number inside math with a variable has no role of its own to check."""
+    from assistant.answer.quantities import in_formula
+
+    assert [in_formula(text, q) for q in quantities(text)] == formula

@@ -102,6 +102,25 @@ def unstated(mine: list[Quantity], theirs: list[Quantity]) -> list[Quantity]:
     return [q for q in mine if not any(q.stated_by(t) for t in theirs)]
 
 
+_MATH_SEGMENT = re.compile(r"\$[^$]*\$")
+_LATEX_COMMAND = re.compile(r"\\[a-zA-Z]+")
+
+
+def in_formula(text: str, quantity: Quantity) -> bool:
+    """Is this quantity (found by `quantities(text)`) part of a formula rather than a figure:
+    an exponent or index ("(N/M)^2", "d_0"), or inside `$…$` math that has a variable
+    ("$O(T^{-1/4})$"; "$12$" and "$2\\times$" are figures)?"""
+    clean = _clean(text)
+    start, end = quantity.span
+    before = clean[:start].rstrip(" {(-")
+    if before.endswith(("^", "_")):
+        return True
+    for m in _MATH_SEGMENT.finditer(clean):
+        if m.start() <= start and end <= m.end():
+            return any(c.isalpha() for c in _LATEX_COMMAND.sub("", m.group(0)))
+    return False
+
+
 def around(text: str, quantity: Quantity, words: int) -> str:
     """The `words` words (tokens with a letter) either side of a quantity that
     `quantities(text)` found: what it measures ("on 12 benchmarks", "a notable $5.7\\%$
