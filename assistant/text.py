@@ -28,18 +28,27 @@ _WORD = re.compile(r"(?<![\w-])([^\W_]+(?:-[^\W_]+)*)")
 _QUESTION_WORDS = frozenset(
     "i a an the is are was were do does did which what who how and or in on of for".split()
 )
-_SENTENCE_START = re.compile(r"(?<!\be\.g)(?<!\bi\.e)[.?!:;]\s+")
+# Where a sentence's first word begins: after the start or a full stop and a space, past any
+# opening quotes, brackets or Spanish '¿'/'¡' ('"Which …', '¿Qué …'); 'e.g. Adam' goes on.
+_SENTENCE_START = re.compile(r"(?:^|(?<!\be\.g)(?<!\bi\.e)[.?!:;]\s)[^\w-]*")
 
 
 def question_words(question: str) -> list[str]:
     """The words of a question that may be names: every word (hyphenated ones whole, e.g.
     'YaRN-style') except those that open a sentence and the question's function words."""
-    starts = {0} | {m.end() for m in _SENTENCE_START.finditer(question)}
+    starts = {m.end() for m in _SENTENCE_START.finditer(question)}
     return [
         m.group(1)
         for m in _WORD.finditer(question)
         if m.start() not in starts and m.group(1).lower() not in _QUESTION_WORDS
     ]
+
+
+def without_accents(text: str) -> str:
+    """'Akgül' -> 'Akgul': what a person types for a name written with accents."""
+    if text.isascii():
+        return text
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
 def name_parts(word: str) -> list[str]:

@@ -581,9 +581,16 @@ def test_a_question_naming_what_no_paper_mentions_is_refused_naming_the_closest(
     assert "The closest papers are:" in (answer.reason or "") and "bandit" in (answer.reason or "").lower()
     # A capitalised word that opens the question, or a name in a hyphenated word the library
     # does use ("Shapley-style"), is no unknown name.
-    assert seeded._ready().unknown_names("Bandits with Shapley-style credit, under Condorcet rules?") == [
-        "Condorcet"
-    ]
+    unknown = seeded._ready().unknown_names
+    assert unknown("Bandits with Shapley-style credit, under Condorcet rules?") == ["Condorcet"]
+    # An author typed without accents is known (the seeds list Abdullah Akgül), and a word
+    # after an opening quote opens the question.
+    assert unknown("“Explain what Abdullah Akgul proposes for Shapley values.") == []
+    assert unknown("¿Qué es PrivateSeal y para qué sirve?") == []  # '¿Qué' opens the question
+    # refuse_unknown_names=false: the question is judged on its evidence alone, no name blamed.
+    SCRIPTED.script("The paper finds the Condorcet winner [1].")
+    judged = final(events(_over(seeded, refuse_unknown_names=False), question))
+    assert "Condorcet" not in (judged.reason or ""), judged.reason
     abstract = (
         "We study dueling bandits, where a learner observes only which of two arms wins a duel. "
         "We propose CondorSeek, which finds the Condorcet winner with regret O(K log T) and "

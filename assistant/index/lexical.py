@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from assistant.text import normalize
+from assistant.text import normalize, without_accents
 from assistant.types import Paper
 
 log = logging.getLogger(__name__)
@@ -173,13 +173,15 @@ class LexicalIndex:
 
     def begins_a_word(self, token: str) -> bool:
         """Does some indexed word (stemmed, text or metadata) begin with this stemmed token?
-        ('bay', from 'Bayes', begins 'bayesian')."""
+        ('bay', from 'Bayes', begins 'bayesian'; accents aside: 'akgul' begins 'akgül')."""
         vocab = getattr(self._retriever, "vocab_dict", {})
         cached = getattr(self, "_words", None)
-        if cached is None or len(cached) != len(vocab):
-            cached = self._words = sorted(vocab)
-        i = bisect.bisect_left(cached, token)
-        return i < len(cached) and cached[i].startswith(token)
+        if cached is None or cached[0] is not vocab:
+            cached = self._words = (vocab, sorted({without_accents(w) for w in vocab}))
+        words = cached[1]
+        token = without_accents(token)
+        i = bisect.bisect_left(words, token)
+        return i < len(words) and words[i].startswith(token)
 
     def scores(self, text: str) -> np.ndarray:
         """BM25 score of every paper (0 where no query term occurs)."""
