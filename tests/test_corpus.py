@@ -217,4 +217,8 @@ def test_the_names_a_question_uses_are_read_whole_in_any_script() -> None:
     assert [p for w in words for p in name_parts(w)] == ["Théo", "Akgül", "YaRN"]
     assert name_parts("Gale-Shapley") == ["Gale", "Shapley"] and name_parts("Q-heads") == []
     # A sentence opens past quotes, brackets and Spanish marks: '¿Qué' and '“Explain' open one.
-    assert question_words("¿Qué es PrivateSeal? “Explain (Which) ScanNet.") == ["es", "PrivateSeal", "ScanNet"]
+    assert question_words("¿Qué es PrivateSeal? “Explain (Which) ScanNet.") == [
+        "es",
+        "PrivateSeal",
+        "ScanNet",
+    ]
