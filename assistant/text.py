@@ -46,7 +46,7 @@ def question_words(question: str) -> list[str]:
 
 def without_accents(text: str) -> str:
     """'Akgül' -> 'Akgul': what a person types for a name written with accents."""
-    if text.isascii():
+    if text.isascii():  # most names: nothing to decompose (3× faster)
         return text
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
@@ -79,11 +79,7 @@ def normalize(text: str) -> str:
 
 def fold(text: str) -> str:
     """Case- and accent-insensitive key: 'Théo  Vincent' -> 'theo vincent'."""
-    if text.isascii():  # most names: nothing to decompose (3× faster)
-        return _WS.sub(" ", text.replace("-", " ")).strip().lower()
-    decomposed = unicodedata.normalize("NFKD", text)
-    stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
-    return _WS.sub(" ", stripped.replace("-", " ")).strip().lower()
+    return _WS.sub(" ", without_accents(text).replace("-", " ")).strip().lower()
 
 
 def identity_text(abstract: str) -> str:
