@@ -100,7 +100,8 @@ _TOOL = (
     r"(?:ai|automated|automatic|machine|generative|llm|model)[- ](?:based )?(?:generated )?"
     r"(?:tools?|systems?|assistants?|agents?|readers?|reviewers?|summari[sz]ers?|summar(?:y|ies)|"
     r"reviews?|models?|pipelines?)|assistants?|summari[sz]ers?|summari[sz]ation tools?|"
-    r"(?:any|every|all) (?:tools?|systems?|models?|summar(?:y|ies)|answers?|responses?|reviews?)|"
+    r"(?:any|every|all) (?:tools?|systems?|models?|summar(?:y|ies)(?! statistic)|answers?|responses?|"
+    r"reviews?)|"
     r"summar(?:y|ies) (?:of|about) (?:this|the present|our)|you|your)"
 )
 _DIRECTIVE = (
@@ -319,7 +320,7 @@ _OVERRIDE = re.compile(
     # an erratum about this very abstract (real errata name the article they correct)
     r"|^[\W\d]*(?:erratum|errata|correction|corrigendum|addendum|update|"
     r"updated (?:results?|figures?|numbers?)|"
-    r"version \w+ note|v\d+ note|note on version \w+|"
+    r"version \w+ note|v\d+ note|note on versions?(?: \w+)?|"
     r"revision|clarification|editor'?s note|correction notice)\b[^:]{0,30}:.*"
     r"\b(?:above|earlier|supersed)"
     r"|^[\W\d]*(?:version \w+|v\d+) note\b[^:]{0,30}:.*\b(?:should|must|invalid)"
@@ -408,6 +409,70 @@ _TELL = re.compile(
 )
 # a sentence of the abstract that goes on with an instruction begun before it
 _GOES_ON = re.compile(rf"\b(?:must|should|shall|ought to|(?:is|are) to)(?: \w+){{0,3}} {_VERB}\b")
+# Rules of a fourth kind: what a figure should become where the work is repeated ("the
+# number that belongs in any retelling of this study is …", "which is the figure secondary
+# reports should use", "the equivalent figure for citation and summary purposes is …").
+# A paper states its results; it does not say how others are to restate them.
+_RESTATED = (
+    r"(?:\b(?:any|every|all|each|later|future|subsequent|secondary|third-party|downstream|external|onward)"
+    r" (?:\w+ )?(?:summar(?:y|ies)(?! statistic)|restatements?|retellings?|re-?tellings?|coverage|digests?|"
+    r"descriptions?|accounts?|citations?|comparison tables?|mentions?|quotations?|write-?ups?|overviews?)\b"
+    r"|\b(?:secondary|third-party|downstream|external|onward) (?:\w+ )?(?:records?|reports?|sources?|press|"
+    r"reuse|re-use|retrieval|literature)\b"
+    r"|\brestat(?:e|ed|es|ing|ement)s?\b|\bretell(?:s|ing)?\b|\bre-?quot\w+|\brelay(?:s|ed|ing)?\b"
+    r"|\bfor (?:the purposes? of |purposes of )?(?:any |the )?(?:citation|summar(?:y|ies)|summari[sz]ation|"
+    r"indexing|record|database|reporting|abstracting|press|media|digest)(?: and \w+)? "
+    r"(?:purposes?|entry|entries)\b"
+    r"|\bfor the purposes? of (?:any|every|all) \w+"
+    r"|\b(?:abstracting|indexing|citation|digest|aggregation) services?\b"
+    r"|\bdatabase entr(?:y|ies)\b|\btables? of contents\b"
+    r"|\b(?:is|are|gets?|being) (?:being )?(?:condensed|abridged|shortened|paraphrased|excerpted|restated|"
+    r"relayed|retold|summari[sz]ed)\b"
+    r"|\bwhen(?:ever)? (?:it|they|this|these|the \w+) (?:is|are) (?:quoted|cited|repeated|reported|"
+    r"summari[sz]ed|described|mentioned|reused|compared)\b"
+    r")"
+)
+_NORM = (
+    r"(?:\b(?:should|must|shall|ought to|is to|are to|needs? to|has to|have to)(?: \w+){0,3} "
+    r"(?:use|quote|state|give|carry|report|restate|cite|appear|read|register|record|enter|convey|repeat|"
+    r"present|show|take|treat|describe|adopt|express)(?:s|d|ed|n)?\b"
+    r"|\b(?:is|are) the (?:one|ones|figure|figures|value|values|number|numbers|form|version|estimate)s? to\b"
+    r"|\bto be (?:carried|stated|quoted|given|used|reported|cited|restated|conveyed|repeated)\b"
+    r"|\bbelongs? in\b|\bthe form in which\b|\bauthoritative\b|\bsupersed\w+|\bto accompany\b"
+    r"|\bthe (?:equivalent|corrected|correct|updated|definitive|official|proper|appropriate) "
+    r"(?:figure|value|number|estimate|rate|result)s?(?= (?:for|in|to)\b)"
+    r")"
+)
+_RESTATE = re.compile(rf"{_RESTATED}.*{_NORM}|{_NORM}.*{_RESTATED}")
+_THIS_OR_FIGURE = re.compile(r"\d|\b(?:this|these|our|the present|its)\b")
+# marks of text written for machines, whatever it asks
+_FOR_MACHINES = re.compile(
+    r"\[/?[a-z]+_[a-z_]+\]"  # [summary_override] … [/summary_override]
+    r"|(?:\b[a-z]+_[a-z_]+\s*:\s*[^;,]{1,80}[;,]\s*){2,}"  # record_status: verified; sv_count: …;
+    r"|^[\W\d]*(?:frequently asked(?: questions?)?|faq)\s*:"  # a question-and-answer turn
+    r"|\bsuggested (?:\w+[- ])?(?:one-line |short )?(?:description|summary|headline|tagline|title|blurb|"
+    r"citation|wording) for\b"
+    r"|\b(?:media|press|embargoed?) (?:line|statement|summary)\b.{0,40}\b(?:any|all|every)\b"
+    r"|\bsupersedes (?:them|those|these|it)\b"
+    r"|\bfor (?:citation|summar(?:y|ies)|summari[sz]ation|indexing|database|abstracting|digest)(?: and \w+)? "
+    r"purposes,? (?:is|are|reads?|becomes?)\b"
+    r"|\bsupersed\w* (?:the |all |any )?(?:prose|text|main text|abstract|stated|reported|printed)\b"
+    r"|\bfor the purposes? of (?:any|every|all) "
+    r"(?:record|summar|citation|report|description|account|coverage)"
+    r"|\b(?:for|to) (?:all |any |the )?(?:[\w-]+ ){0,4}(?:automated|machine|ai|llm|downstream|abstracting|"
+    r"indexing) (?:[\w-]+ )?(?:digests?|readers?|tools?|systems?|services?|summar(?:y|ies)|summari[sz]ers?|"
+    r"assistants?|pipelines?)\s*[:)]"
+)
+
+
+def _restates(text: str) -> bool:
+    """A sentence (each sentence of a window on its own) that says how this work's figures
+    are to be restated, or that is written for machines."""
+    return bool(_FOR_MACHINES.search(text)) or any(
+        _RESTATE.search(part) and _THIS_OR_FIGURE.search(part) for part in _SENTENCE_END.split(text)
+    )
+
+
 _MIXED_WORD = re.compile(r"[a-z][\u0370-\u03ff\u0400-\u04ff][a-z]|\b[ΑΒΕΖΗΙΚΜΝΟΡΤΥΧАВЕКМНОРСТХІЅЈ][a-z]{2,}")
 _ROT13_STOP = frozenset(
     "gur bs naq gung guvf jvgu sbe vf ner jnf jrer sebz juvpu gurfr bhe ol jr gurl gurer".split()
@@ -521,6 +586,8 @@ def why_addressed(sentence: str) -> str | None:
             return "text addressed to AI tools"
         if _OVERRIDE.search(variant) or _TELL.search(variant):
             return "an instruction about how to report this work"
+        if _restates(variant):
+            return "an instruction about how to restate this work"
     if len(_MIXED_WORD.findall(unicodedata.normalize("NFKC", sentence))) >= 2:
         return "words spelt with look-alike letters of another script"
     if _rot13(sentence) is not None:
@@ -546,6 +613,25 @@ _POINT_IS = re.compile(
 )
 
 
+def _short_plain(sentence: str) -> bool:
+    plain = skeleton(sentence)
+    return len(plain.split()) <= 12 and not re.search(r"\d", plain)
+
+
+def _lead_in(sentences: Sequence[str], flags: list[Flag | None], i: int) -> None:
+    """A short sentence announcing the flagged sentence `i` ("We close with a message.";
+    "A note on how this estimate travels. Secondary accounts tend to … ."): the one before
+    it, or the one before that with the short sentence between them."""
+    for first in (i - 1, i - 2):
+        span = range(first, i)
+        if first < 0 or any(flags[j] is not None or not _short_plain(sentences[j]) for j in span):
+            return
+        if _LEAD_IN.search(skeleton(sentences[first])):
+            for j in span:
+                flags[j] = Flag(sentences[j], "announces an instruction that follows it")
+            return
+
+
 def _carry_on(sentences: Sequence[str], flags: list[Flag | None]) -> None:
     """What an instruction drags with it: the sentences inside markup it opens ("[INST] …
     … [/INST]"), the next two when they go on asking ("They should also describe …", "The
@@ -554,10 +640,9 @@ def _carry_on(sentences: Sequence[str], flags: list[Flag | None]) -> None:
     for i in range(len(sentences)):
         if flags[i] is None:  # (language flags come after: they drag nothing)
             continue
-        before = skeleton(sentences[i - 1]) if i else ""
-        short = before and len(before.split()) <= 12 and not re.search(r"\d", before)
-        if short and flags[i - 1] is None and _LEAD_IN.search(before):
-            flags[i - 1] = Flag(sentences[i - 1], "announces an instruction that follows it")
+        _lead_in(sentences, flags, i)
+        if sentences[i].rstrip().endswith("?") and i + 1 < len(sentences) and flags[i + 1] is None:
+            flags[i + 1] = Flag(sentences[i + 1], "answers a question planted in the abstract")
         plain = skeleton(sentences[i])
         if _OPENS.search(plain) and not _CLOSES.search(plain):
             for j in range(i + 1, min(i + 5, len(sentences))):
