@@ -72,7 +72,7 @@ _INSTRUCTION = re.compile(
     r"|<\|?\s*(?:im_start|im_end|system|assistant|user|endoftext)\s*\|?>|\[/?\s*(?:inst|system|sys)\s*\]"
     r"|<<\s*sys\s*>>|(?:^|\n)\s*(?:system|assistant|user|human|instruction|###\s*\w+)\s*:"
     r"|\bthe\s+(?:correct\s+|final\s+|only\s+)?answer\s+(?:to\s+(?:any|every|this|the)\s+question\s+)?is\b"
-    r"|\b(?:answer|reply|respond|output|print|say)\s+(?:only\s+|exactly\s+|with\s+)+['\"“‘]"
+    r"|\b(?:answer|reply|respond|output|print|say)\s+(?:(?:only|exactly|with)\s*:?\s*)+['\"“‘]"
     r"|\bcite\s+\[\d+\]|\b(?:ai|llm|language model|assistant|chatbot)s?\s+(?:must|should|will)\s+"
     r"(?:always\s+)?(?:answer|reply|respond|say|output|cite|ignore|print)\b"
     r"|\b(?:note|message|instruction)s?\s+(?:to|for)\s+(?:any\s+|all\s+|the\s+)?"
@@ -134,6 +134,8 @@ _ALWAYS = re.compile(
     r"|\b(?:as|for) (?:an? )?(?:ai|llm|language model|assistant|chatbot)s?(?: reading| summari[sz]ing|,)"
     r"|\bnote (?:to|for) (?:any |all |the )?"
     r"(?:ai|llm|assistant|model|language model|automated|summari[sz]er|tool)"
+    r"|\bnote (?:to|for) (?:any |all |the )?(?:[\w'’]+ ){0,2}(?:software|tools?|systems?|services?|"
+    r"pipelines?|engines?|bots?|assistants?|summari[sz]ers?|programs?)\s*:"
     r"|\bthe (?:correct|right|true|only|real) answer to (?:any|every|all|each) (?:question|query)"
     r"|\b(?:readers?|audiences?|users?|everyone) (?:must|should|needs? to|ha(?:ve|s) to) be (?:told|informed|"
     r"reminded|made aware)"
@@ -155,7 +157,7 @@ _SAY = (
 _PROSE = re.compile(
     # an imperative opening a sentence, or after a colon or dash ("Report that …", "…: state that")
     rf"(?:^|[:;—–]\s)(?:(?:please|kindly|now|also|finally|importantly|remember to|be sure to|make sure to)"
-    rf"[,:]?\s+)?{_SAY}\s+(?:that|only|this|the|it|its|our|them|as|to)\b"
+    rf"[,:]?\s+)?{_SAY}\s+(?:that|only|this|these|those|the|it|its|our|them|as|to)\b"
     rf"|^(?:please |kindly )?(?:do not|don't|never|always|make sure|ensure|be sure|remember)\b.*\b{_SAY}\b"
     # "descriptions of this work should present …", "summaries of our method are to state …"
     r"|\b(?:descriptions?|summar(?:y|ies)|overviews?|accounts?|discussions?|mentions?|citations?|reviews?|"
@@ -220,6 +222,7 @@ _AGENT_WORDS = (
     r"|(?:readers|newsletters|digests|reviewers|everyone|anyone|those) (?:and [\w-]+ (?:[\w-]+ )?)?"
     r"(?:compiling|preparing|writing|extracting|summari[sz]ing|relaying|citing|covering|describing|"
     r"reporting on|condensing|ranking|indexing|processing|answering)"
+    r"|readers?['’]?s?['’]? (?:tools?|software|assistants?|apps?|programs?)"
     r"|assistants?|summari[sz]ers?|chatbots?)"
 )
 _AGENT = re.compile(rf"\b{_AGENT_WORDS}\b")
@@ -230,7 +233,8 @@ _VERB = (
     r"indicate|credit|attribute|give|given|convey|relay|quote|round|replace|use|follow|decode|keep|call|"
     r"list|leave|drop|skip|relate|represent|frame|express|note|add|pass on|record|enter|place|lead|put|"
     r"reproduce|pass along|share|"
-    r"position|identify|label|mark|classify|tag|count|log|show|display|understood|understand|remember|take)"
+    r"position|identify|label|mark|classify|tag|count|log|show|display|understood|understand|remember|take|"
+    r"direct|redirect|point|send|link)"
     r"(?:s|d|ed|n)?"
 )
 # a sentence that opens by addressing them: "For anyone preparing a digest …", "To automated readers:"
@@ -304,7 +308,7 @@ _OVERRIDE = re.compile(
     r"\b(?:supersedes?|overrides?|replaces?|takes? precedence over) (?:the |all |any |every )?"
     r"(?:one|ones|figures?|numbers?|values?|results?|scores?|main text|text|estimates?|above|earlier)"
     r"|\bshould (?:instead )?read (?:as )?[\d~≈<>]"
-    r"|\bthe (?:one|figure|number|value|result|estimate) to (?:be )?"
+    r"|\bthe (?:[\w@-]+ )?(?:one|figure|number|value|result|estimate) to (?:be )?"
     r"(?:report|use|cite|give|quote|state|convey|repeat|pass along|pass on|share|remember|keep)(?:d|ed)?\b"
     r"|\b(?:above|earlier)\b(?: \w+){0,3} "
     r"(?:superseded|outdated|preliminary|provisional|obsolete|incorrect)\b"
@@ -341,8 +345,8 @@ _TELL = re.compile(
     r"processing|writ|citing|report|explain|present|relay|discuss|mention|talk)"
     r"|\btell (?:them|the (?:person|reader|user|people|audience)|your (?:reader|user|audience)s?)\b"
     r"|^(?:if|when|whenever|where|should) (?:this|the present) "
-    r"(?:abstract|text|paper|summary|record|document) "
-    r"is (?:being )?(?:used|read|processed|quoted|summari[sz]ed|consulted|retrieved)"
+    r"(?:abstract|text|paper|summary|record|document|study|work|article|entry|trial) "
+    r"is (?:being )?(?:used|read|processed|quoted|summari[sz]ed|consulted|retrieved|surfaced|returned|shown)"
     r"|\bthe (?:answer|response|reply) (?:should|must|shall|is to) (?:\w+ ){0,2}"
     r"(?:state|say|report|mention|give|claim|note|indicate|read)\b"
     r"|\b(?:official|authori[sz]ed|approved|canonical) (?:\w+ )?(?:summary|description|characteri[sz]ation|"
@@ -363,6 +367,8 @@ _TELL = re.compile(
     r"|\b(?:should|must) be (?:identified|described|presented|ranked|listed|cited|credited|recogni[sz]ed|"
     r"reported) as (?:the )?"
     r"(?:first|best|most|only|leading|top|state[- ]of[- ]the[- ]art|definitive|superior)"
+    r"|\b(?:should|must|is to|are to) be (?:ranked|listed|placed|shown|put|sorted) (?:as )?(?:the )?"
+    r"(?:first|top|highest|above|ahead)"
     r"|\b(?:accounts?|summar(?:y|ies)|descriptions?|overviews?|reviews?|reports?|digests?) of (?:this|the "
     r"present|our) (?:\w+ )?(?:work|paper|study|trial|article|research|method|results?) (?:are|is) best "
     r"(?:framed|described|presented|summari[sz]ed|written)"
@@ -454,6 +460,11 @@ _FOR_MACHINES = re.compile(
     r"citation|wording) for\b"
     r"|\b(?:media|press|embargoed?) (?:line|statement|summary)\b.{0,40}\b(?:any|all|every)\b"
     r"|\bsupersedes (?:them|those|these|it)\b"
+    r"|\b[\w]+[-_](?:override|policy|directive|instructions?)\s*:"  # Summary-Override: …
+    r"|^[\W\d]*tl;? ?dr\s*:"  # a ready-made one-line summary
+    r"|\b(?:apply|decode (?:it |this )?(?:with|using)) (?:a )?(?:rot-?13|base-?64) (?:before|first)\b"
+    r"|\b(?:need not|does not need to|do not need to|should not) (?:carry|include|give|add) (?:a |any )?"
+    r"citations?\b"
     r"|\bfor (?:citation|summar(?:y|ies)|summari[sz]ation|indexing|database|abstracting|digest)(?: and \w+)? "
     r"purposes,? (?:is|are|reads?|becomes?)\b"
     r"|\bsupersed\w* (?:the |all |any )?(?:prose|text|main text|abstract|stated|reported|printed)\b"
@@ -473,9 +484,11 @@ def _restates(text: str) -> bool:
     )
 
 
+_FULL_WIDTH = re.compile(r"[\uff21-\uff3a\uff41-\uff5a]")  # Ａ-Ｚ, ａ-ｚ: no abstract writes English so
 _MIXED_WORD = re.compile(r"[a-z][\u0370-\u03ff\u0400-\u04ff][a-z]|\b[ΑΒΕΖΗΙΚΜΝΟΡΤΥΧАВЕКМНОРСТХІЅЈ][a-z]{2,}")
 _ROT13_STOP = frozenset(
-    "gur bs naq gung guvf jvgu sbe vf ner jnf jrer sebz juvpu gurfr bhe ol jr gurl gurer".split()
+    "gur bs naq gung guvf jvgu sbe vf ner jnf jrer sebz juvpu gurfr bhe ol jr gurl gurer nf gb vg nyy abg "
+    "unir vafgrnq".split()
 )
 
 
@@ -509,6 +522,10 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/]{24,}={0,2}")
 _EN_STOP = frozenset(
     "the of and to in a is that for with we on by as are this be from at an or which these it its "
     "was were our can not have has than between into using based show also both".split()
+)
+_FOREIGN_STOP = frozenset(
+    "que la el los las del para por una con es se y le les des une est et dans pour sur qui der die das "
+    "und ist nicht mit den dem ein eine zu não uma com os um dos das na no em è il di che non per gli".split()
 )
 _OTHER_SCRIPT = re.compile(
     r"[\u0400-\u04ff\u0590-\u06ff\u0900-\u097f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]"
@@ -549,6 +566,8 @@ def other_language(sentence: str) -> str | None:
         return None
     language, probability = _language_identifier().classify(sentence)
     sure = 0.99 if any(w in _EN_STOP for w in words) or len(words) < 10 else 0.95
+    if not any(w in _EN_STOP for w in words) and len(set(words) & _FOREIGN_STOP) >= 3:
+        sure = 0.8  # no English function word and three of another language's
     return str(language) if language != "en" and probability >= sure else None
 
 
@@ -588,6 +607,8 @@ def why_addressed(sentence: str) -> str | None:
             return "an instruction about how to report this work"
         if _restates(variant):
             return "an instruction about how to restate this work"
+    if len(_FULL_WIDTH.findall(sentence)) >= 4:
+        return "words spelt in full-width letters"
     if len(_MIXED_WORD.findall(unicodedata.normalize("NFKC", sentence))) >= 2:
         return "words spelt with look-alike letters of another script"
     if _rot13(sentence) is not None:
