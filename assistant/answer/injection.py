@@ -588,7 +588,7 @@ def why_addressed(sentence: str) -> str | None:
         return "an instruction to the model"
     plain = skeleton(sentence)
     chains = _hyphen_chains(plain)
-    for variant in (plain, _unleet(plain), chains):
+    for variant in dict.fromkeys((plain, _unleet(plain), chains)):  # each distinct text once
         if not variant:
             continue
         if variant is chains and (_AGENT.search(variant) or _CONTENT.search(variant)):
