@@ -176,13 +176,33 @@ class Assistant:
         record whose abstract changed (same id, key or DOI) replaces its old version. With
         `sync`, the papers of these files that are no longer in them are removed too (a
         named file that no longer exists counts as empty)."""
+        first = self._first_use()
         report = ingest(list(paths), self.store, self.embedder, self.settings, strict, progress, sync=sync)
+        if first:
+            report.notes.insert(0, first)
         self._after_change()
         if report.added:
             known_stores.remember(
                 self.settings.data_dir, self.settings.chroma_url, self.catalogue.n, own=True
             )
         return report
+
+    def _first_use(self) -> str | None:
+        """`corpus` is ingested when an empty store is first used, and ingesting files is a
+        use too: the configured corpus goes in first, as `serve` or `ask` would have put it
+        (otherwise a store begun with `assistant ingest` never gets it). Returns a note."""
+        s = self.settings
+        corpus = [str(p) for p in s.corpus if Path(p).exists()]
+        if not s.auto_ingest or not corpus or self.store.count() != 0:
+            return None
+        if known_stores.held_own(s.data_dir, s.chroma_url):
+            return None  # it held the user's papers: they start again with theirs, no seeds
+        papers = len(self.live.retriever().catalogue)
+        return (
+            f"the store was empty, so the configured corpus ({', '.join(corpus)}; {papers} papers) "
+            "was ingested first; set ASSISTANT_AUTO_INGEST=false (or ASSISTANT_CORPUS='[]') "
+            "to begin with an empty store instead"
+        )
 
     def remove(self, paths: Iterable[Path | str] = (), ids: Iterable[str] = ()) -> RemoveReport:
         """Remove the papers of these files (a paper also in another file keeps that source

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import csv
 import json
+import multiprocessing
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -100,6 +102,9 @@ def test_deleted_store_is_noticed_and_not_silently_reseeded(
     assert any("was deleted or moved" in n for n in answer.notes)
     with pytest.raises(StoreError, match="held 88 papers including yours"):
         Assistant(data_dir=data, corpus=[SEEDS], backend="extractive").search("anything")
+    again = Assistant(data_dir=data, corpus=[SEEDS], backend="extractive")  # as the error advises
+    report = again.ingest([tmp_path / "mine.jsonl"])
+    assert (report.added, report.notes, again.store.count()) == (1, [], 1)  # theirs, no seeds
 
 
 # --- wrong answers ------------------------------------------------------------------------
@@ -431,7 +436,11 @@ def test_no_real_abstract_is_flagged_by_the_prose_detector() -> None:
     abstracts = [p.abstract for p in load_papers([SEEDS])[0]]
     with (SCIFACT / "corpus.jsonl").open() as f:
         abstracts += [json.loads(line)["text"] for line in f]
-    flagged = [f.text for a in abstracts for f in abstract_flags(a)]
+    # Both cores (a fresh interpreter per worker: nothing of this process is forked).
+    spawn = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=2, mp_context=spawn) as pool:
+        flags = list(pool.map(abstract_flags, abstracts, chunksize=100))
+    flagged = [f.text for found in flags for f in found]
     assert len(abstracts) > 5000 and flagged == []
 
 

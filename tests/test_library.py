@@ -186,3 +186,21 @@ def test_remove_and_sync_on_the_command_line(
     assert "no stored paper comes from or is named 'no-such-paper'" in capsys.readouterr().out
     assert main(["remove"]) == 2
     assert capsys.readouterr().err.startswith("error: name the files")
+
+
+def test_ingesting_into_an_empty_store_puts_the_configured_corpus_in_first(tmp_path: Path) -> None:
+    """`assistant ingest` before anything else: the store ends with the configured corpus
+    *and* the files (the corpus is not lost for good because ingest was the first use), and
+    the report says so and how to begin empty instead."""
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"abstract": BEE}, {"abstract": MOTH}])
+    mine = write_jsonl(tmp_path / "mine.jsonl", [{"abstract": SNAIL.format(7)}])
+    bot = Assistant(data_dir=tmp_path / "data", corpus=[corpus], backend="extractive")
+    report = bot.ingest([mine])
+    assert report.added == 1 and "was ingested first" in report.notes[0]
+    assert "2 papers" in report.notes[0] and "ASSISTANT_AUTO_INGEST=false" in report.notes[0]
+    assert bot.store.count() == 3
+    assert "waggle" in bot.search("honeybee waggle dances", k=1)[0].paper.abstract
+    assert not bot.ingest([mine]).notes  # only on first use
+
+    empty = Assistant(data_dir=tmp_path / "empty", corpus=[corpus], auto_ingest=False, backend="extractive")
+    assert not empty.ingest([mine]).notes and empty.store.count() == 1

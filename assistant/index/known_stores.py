@@ -53,10 +53,16 @@ def remember(data_dir: Path, chroma_url: str | None, papers: int, own: bool = Fa
         pass
 
 
+def held_own(data_dir: Path, chroma_url: str | None) -> bool:
+    """Did this store hold papers the user ingested (it may be empty now)?"""
+    record = _read().get(_key(data_dir, chroma_url))
+    return bool(record and record.get("own") and record.get("papers", 0) > 0)
+
+
 def check_reseed(data_dir: Path, chroma_url: str | None) -> None:
     """Refuse to fill an empty store with the seeds when it used to hold the user's papers."""
     record = _read().get(_key(data_dir, chroma_url))
-    if record and record.get("own") and record.get("papers", 0) > 0:
+    if record and held_own(data_dir, chroma_url):
         where = chroma_url or data_dir
         raise StoreError(
             f"the store in {where} is empty, but it held {record['papers']} papers including yours "
