@@ -59,6 +59,9 @@ def test_a_quantity_counts_only_if_the_source_states_it(
         ("regret $ O(d_0^{1/3} T^{2/3} \\log(d))$", [True, True, True, True]),
         ("on $12$ benchmarks with a $5.7\\%$ gain", [False, False]),
         ("2.1x faster with 14B parameters", [False, False]),
+        ("it costs $5 per call and $10 per batch", [False, False]),  # money, not math
+        ("a $7\\mathrm{B}$ model with $N = 12$ layers", [False, False]),  # a unit; a value given
+        ("with $\\alpha = 0.3$ and $x^{2}$", [False, True]),
     ],
 )
 def test_a_formula_s_numbers_are_no_figures(text: str, formula: list[bool]) -> None:

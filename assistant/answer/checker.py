@@ -208,7 +208,9 @@ class Checker:
         paper = self.sources[source].paper
         listing = quantities(" ".join([paper.title or "", str(paper.year or ""), paper.venue or ""]))
         return all(
-            any(q.stated_by(f) for f in (*closest, *listing)) or self._roles(source, [q], body)
+            any(q.stated_by(f) and q.percent == f.percent for f in closest)  # "30%" is no "0.3"
+            or any(q.stated_by(f) for f in listing)
+            or self._roles(source, [q], body)
             for q in figures
         )
 

@@ -102,14 +102,17 @@ def unstated(mine: list[Quantity], theirs: list[Quantity]) -> list[Quantity]:
     return [q for q in mine if not any(q.stated_by(t) for t in theirs)]
 
 
-_MATH_SEGMENT = re.compile(r"\$[^$]*\$")
+# Inline math: no space just before its closing dollar, so "costs $5 per call and $10 per
+# batch" is money, not a formula.
+_MATH_SEGMENT = re.compile(r"\$[^$]*(?<!\s)\$")
 _LATEX_COMMAND = re.compile(r"\\[a-zA-Z]+")
+_LATEX_UNIT = re.compile(r"\\(?:mathrm|text|textrm|mbox|rm)\s*\{[^{}]*\}")  # "$7\mathrm{B}$": a unit
 
 
 def in_formula(text: str, quantity: Quantity) -> bool:
     """Is this quantity (found by `quantities(text)`) part of a formula rather than a figure:
     an exponent or index ("(N/M)^2", "d_0"), or inside `$…$` math that has a variable
-    ("$O(T^{-1/4})$"; "$12$" and "$2\\times$" are figures)?"""
+    ("$O(T^{-1/4})$"; "$12$", "$2\\times$", "$7\\mathrm{B}$" and "$N = 12$" are figures)?"""
     clean = _clean(text)
     start, end = quantity.span
     before = clean[:start].rstrip(" {(-")
@@ -117,7 +120,9 @@ def in_formula(text: str, quantity: Quantity) -> bool:
         return True
     for m in _MATH_SEGMENT.finditer(clean):
         if m.start() <= start and end <= m.end():
-            return any(c.isalpha() for c in _LATEX_COMMAND.sub("", m.group(0)))
+            if clean[m.start() : start].rstrip(" {(").endswith("="):
+                return False  # "$N = 12$": a value given, a figure like any other
+            return any(c.isalpha() for c in _LATEX_COMMAND.sub("", _LATEX_UNIT.sub("", m.group(0))))
     return False
 
 
