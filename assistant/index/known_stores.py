@@ -53,16 +53,21 @@ def remember(data_dir: Path, chroma_url: str | None, papers: int, own: bool = Fa
         pass
 
 
+def _own_record(data_dir: Path, chroma_url: str | None) -> dict[str, Any] | None:
+    """The record of this store if it held papers the user ingested (it may be empty now)."""
+    record = _read().get(_key(data_dir, chroma_url))
+    return record if record and record.get("own") and record.get("papers", 0) > 0 else None
+
+
 def held_own(data_dir: Path, chroma_url: str | None) -> bool:
     """Did this store hold papers the user ingested (it may be empty now)?"""
-    record = _read().get(_key(data_dir, chroma_url))
-    return bool(record and record.get("own") and record.get("papers", 0) > 0)
+    return _own_record(data_dir, chroma_url) is not None
 
 
 def check_reseed(data_dir: Path, chroma_url: str | None) -> None:
     """Refuse to fill an empty store with the seeds when it used to hold the user's papers."""
-    record = _read().get(_key(data_dir, chroma_url))
-    if record and held_own(data_dir, chroma_url):
+    record = _own_record(data_dir, chroma_url)
+    if record:
         where = chroma_url or data_dir
         raise StoreError(
             f"the store in {where} is empty, but it held {record['papers']} papers including yours "
