@@ -68,6 +68,28 @@ def test_an_edited_abstract_replaces_its_old_version(seeded, tmp_path: Path) -> 
     assert seeded.store.count() == 88
 
 
+def test_a_record_without_id_or_doi_edited_under_its_title_is_updated(seeded, tmp_path: Path) -> None:
+    """A CSV or JSONL listing often has no ids: the title is then the record's identity, so
+    an edited abstract replaces the old one even without --sync, and is reported as updated."""
+    library = tmp_path / "listing.jsonl"
+    moth = {"title": "Moths and the moon", "abstract": MOTH}
+    write_jsonl(library, [{"title": "Snail speed", "abstract": SNAIL.format("4.1")}, moth])
+    assert seeded.ingest([library]).added == 2
+
+    write_jsonl(library, [{"title": "Snail Speed.", "abstract": SNAIL.format("2.7")}, moth])
+    report = seeded.ingest([library])
+    assert (report.added, report.updated, report.removed) == (0, 1, 0), report.summary()
+    assert stored(seeded, "garden snails") == [SNAIL.format("2.7")]
+    assert snails(seeded) == [SNAIL.format("2.7")]
+    assert seeded.store.count() == 89
+    # A new title is a new paper: without --sync the old one stays (it may be another paper).
+    write_jsonl(library, [{"title": "Snail speed on glass", "abstract": SNAIL.format("3.3")}, moth])
+    assert (seeded.ingest([library]).added, seeded.store.count()) == (1, 90)
+    # A title names no paper for `remove` (two papers may share one); ids and DOIs do.
+    report = seeded.remove(ids=["snail speed on glass"])
+    assert (report.removed, report.unknown) == ([], ["snail speed on glass"])
+
+
 def test_a_bibtex_entry_edited_under_the_same_key_is_updated_and_keeps_percent_signs(
     seeded, tmp_path: Path
 ) -> None:

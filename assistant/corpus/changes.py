@@ -99,7 +99,10 @@ def matching(papers: Iterable[Paper], wanted: Iterable[str]) -> tuple[set[str], 
     used: set[str] = set()
     for paper in papers:
         names_of = {paper.id, paper.external_id or "", paper.doi or ""}
-        names_of.update(k.partition("#")[2].partition(":")[2] for k in paper.keys)
+        for key in paper.keys:  # ids and DOIs name a paper; a title key (records with neither) does not
+            kind, _, name = key.partition("#")[2].partition(":")
+            if kind in ("id", "doi"):
+                names_of.add(name)
         for name in names:
             if name in names_of or (normalize_doi(name) or "\0") == paper.doi:
                 found.add(paper.id)

@@ -74,22 +74,33 @@ def _pick(record: dict[str, Any], key: str) -> Any:
     return None
 
 
-def record_keys(file: str, external: str | None, doi: str | None) -> tuple[str, ...]:
+def record_keys(
+    file: str, external: str | None, doi: str | None, title: str | None = None
+) -> tuple[str, ...]:
     """A record's identities within its file: its id and its DOI (either one, kept across
-    an edit, makes the new version replace the old)."""
+    an edit, makes the new version replace the old). A record with neither is known by its
+    title, so an abstract edited under the same title replaces the old version too."""
     keys = []
     if external:
         keys.append(f"{file}#id:{external}")
     if doi:
         keys.append(f"{file}#doi:{doi}")
+    if not keys and title and (words := title_words(title)):
+        keys.append(f"{file}#title:{words}")
     return tuple(keys)
+
+
+def title_words(title: str) -> str:
+    """'Snail  Speed: A Study.' -> 'snail speed a study' (case, spacing and punctuation
+    edits keep a record's identity)."""
+    return " ".join(re.findall(r"\w+", title.casefold()))
 
 
 def stored_keys(paper: Paper) -> tuple[str, ...]:
     """`paper.keys`; for papers stored before keys were kept, derived from its id and files."""
     if paper.keys:
         return paper.keys
-    return tuple(k for f in paper.files for k in record_keys(f, paper.external_id, paper.doi))
+    return tuple(k for f in paper.files for k in record_keys(f, paper.external_id, paper.doi, paper.title))
 
 
 def _clean(value: Any, name: str, warn: Warn | None) -> Any:
@@ -177,7 +188,7 @@ def record_to_paper(record: dict[str, Any], source: str, warn: Warn | None = Non
         external_id=external_s,
         sources=(source,),
         doi=doi,
-        keys=record_keys(file, external_s, doi),
+        keys=record_keys(file, external_s, doi, title),
     )
 
 
