@@ -108,6 +108,10 @@ MIXAUG = (
     "Corrupted images break classifiers. We propose MixAug, which blends each image with a shuffled copy. "
     "With a mixing ratio of 0.3, MixAug improves robustness on CIFAR-10-C and keeps clean accuracy."
 )
+MIXAUG_CLOSE = (
+    "Corrupted images break classifiers. We propose MixAug, which blends each image with a shuffled copy. "
+    "MixAug improves robustness to corruptions on CIFAR-10-C with a mixing ratio of 0.3."
+)
 SWEEPREG = (
     "Registering lidar sweeps needs robust features. We present SweepReg, a lidar registration method. "
     "We evaluate on 12 benchmarks and report state-of-the-art registration recall."
@@ -165,6 +169,16 @@ def test_a_figure_anchors_only_in_its_role_its_unit_and_its_cited_paper(bot) -> 
     )
     ratio.check("The image-blending augmentation improves robustness to corruptions by 30% [1].")
     assert not ratio.results[-1].supported  # a mixing ratio of 0.3 is no 30% gain
+    # ... even when the sentence closest to the claim is the one that states the ratio
+    # (`stated_by` equates 0.3 with 30% on purpose; the role check must not)
+    closest = Hit(Paper(id="mix", label="MixAug", abstract=MIXAUG_CLOSE, title="MixAug"), 1.0)
+    near = Checker(
+        [closest], bot.embedder, threshold=0.45, margin=0.08, question="How much does MixAug help?"
+    )
+    near.check("MixAug improves robustness to corruptions on CIFAR-10-C by 30% [1].")
+    assert not near.results[-1].supported
+    near.check("MixAug improves robustness to corruptions on CIFAR-10-C with a mixing ratio of 0.3 [1].")
+    assert near.results[-1].supported
     other = Hit(Paper(id="sweep", label="SweepReg", abstract=SWEEPREG, title="SweepReg"), 0.9)
     question = "On how many test suites was the single all-purpose model for aligning 3D scans from many scanners evaluated?"
     two = Checker([tern, other], bot.embedder, threshold=0.45, margin=0.08, question=question)
