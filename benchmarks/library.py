@@ -42,6 +42,9 @@ class HashVectors:
     def __init__(self, real: Embedder, dim: int = 384) -> None:
         self.real, self.dim, self.profile = real, dim, real.profile
 
+    def load(self) -> None:  # nothing to load
+        pass
+
     def encode_documents(self, papers: list) -> np.ndarray:  # type: ignore[type-arg]
         out = np.empty((len(papers), self.dim), dtype=np.float32)
         for i, p in enumerate(papers):

@@ -70,6 +70,9 @@ class Lookup:
     def encode(self, texts: list[str]) -> np.ndarray:
         return np.stack([self.table[t] for t in texts])
 
+    def load(self) -> None:  # nothing to load: the vectors are precomputed
+        pass
+
     def encode_documents(self, papers: list) -> np.ndarray:
         return self.encode([p.abstract for p in papers])
 

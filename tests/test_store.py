@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from assistant import Assistant
-from assistant.corpus.ingest import write_lock
+from assistant.corpus.ingest import IngestReport, write_lock
 from assistant.errors import StoreBusyError, StoreError
 from tests.conftest import SEEDS
 
@@ -20,12 +20,18 @@ class CountingEmbedder:
         self.inner = inner
         self.profile = inner.profile
         self.texts = 0
+        self.loads = 0
 
     def encode(self, texts):  # type: ignore[no-untyped-def]
         self.texts += len(texts)
         return self.inner.encode(texts)
 
+    def load(self) -> None:
+        self.loads += 1
+        self.inner.load()
+
     def encode_documents(self, papers):  # type: ignore[no-untyped-def]
+        assert self.loads, "the embedder is loaded before the embedding clock starts"
         self.texts += len(papers)
         return self.inner.encode_documents(papers)
 
@@ -58,8 +64,10 @@ def test_new_papers_are_added_and_searchable(seeded, tmp_path: Path) -> None:
         )
         + "\n"
     )
+    counting = CountingEmbedder(seeded.embedder)
+    seeded._embedder = counting
     report = seeded.ingest([extra, SEEDS])
-    assert (report.added, report.skipped) == (1, 87)
+    assert (report.added, report.skipped, counting.texts) == (1, 87, 1)
     hits = seeded.search("entangled dogs herding sheep", k=1)
     assert hits[0].paper.title == "Quantum sheep herding"
     assert seeded.search("x", filters={"venue": "QML"})[0].paper.year == 2027
@@ -155,3 +163,12 @@ def test_two_processes_opening_a_new_store_at_the_same_instant_both_succeed(tmp_
         for proc in procs:
             out, err = proc.communicate(timeout=120)
             assert proc.returncode == 0 and out.strip() == "0", err[-500:]
+
+
+def test_the_ingestion_rate_leaves_out_loading_the_embedder() -> None:
+    """One paper after a 6 s model load is not "0.1 papers/s": the load is reported apart."""
+    report = IngestReport(added=10, seconds=7.0, load_seconds=5.0, embed_seconds=1.5, store_seconds=0.3)
+    assert report.rate == 5.0
+    assert "(5.0 papers/s; loading the embedder 5.0s, embedding 1.5s, store 0.3s)" in report.summary()
+    warm = IngestReport(added=10, seconds=2.0, embed_seconds=1.5, store_seconds=0.3)
+    assert warm.rate == 5.0 and "loading" not in warm.summary()
