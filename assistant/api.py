@@ -192,8 +192,8 @@ class Assistant:
         use too: the configured corpus goes in first, as `serve` or `ask` would have put it
         (otherwise a store begun with `assistant ingest` never gets it). Returns a note."""
         s = self.settings
-        corpus = [str(p) for p in s.corpus if Path(p).exists()]
-        if not s.auto_ingest or not corpus or self.store.count() != 0:
+        corpus = [str(p) for p in s.seed_corpus]
+        if not corpus or self.store.count() != 0:
             return None
         if known_stores.held_own(s.data_dir, s.chroma_url):
             return None  # it held the user's papers: they start again with theirs, no seeds

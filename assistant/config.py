@@ -395,6 +395,12 @@ class Settings(BaseSettings):
         return self.replace(embedder=STRONG_EMBEDDER, auto_ingest=False)
 
     @property
+    def seed_corpus(self) -> list[Path]:
+        """The `corpus` to ingest into an empty store: its paths that exist, none when
+        `auto_ingest` is off."""
+        return [p for p in self.corpus if Path(p).exists()] if self.auto_ingest else []
+
+    @property
     def collection_name(self) -> str:
         """The Chroma collection: `collection`, suffixed by the embedder unless it is the
         bundled one (a collection holds vectors of one embedder only)."""

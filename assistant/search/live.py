@@ -15,7 +15,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from assistant.config import Settings
 from assistant.corpus.ingest import ingest, save_lexical, sync_snapshot, writing
@@ -88,11 +87,9 @@ class Live:
             self._swap(manifest, *self._build(manifest, None))
             self.notes = (f"the store cannot be opened ({exc}); answering from its snapshot",)
             return
-        if count == 0 and s.auto_ingest:
-            corpus = [p for p in s.corpus if Path(p).exists()]
-            if corpus:
-                known_stores.check_reseed(s.data_dir, s.chroma_url)
-                ingest(corpus, self.store, self._embedder(), s, lock_timeout=WAIT_FOR_WRITER_S)
+        if count == 0 and (corpus := s.seed_corpus):
+            known_stores.check_reseed(s.data_dir, s.chroma_url)
+            ingest(corpus, self.store, self._embedder(), s, lock_timeout=WAIT_FOR_WRITER_S)
         manifest = self.snapshot.manifest()
         if manifest is None or manifest.store_id != store_id or manifest.count != count or count == 0:
             with writing(s, self.store, timeout=WAIT_FOR_WRITER_S), self.store.session() as session:
