@@ -40,6 +40,7 @@ test: install lint
 
 lint: install
 	$(BIN)/ruff check assistant ui eval benchmarks tests
+	$(BIN)/ruff format --check assistant ui eval benchmarks tests
 	$(BIN)/mypy
 
 format: install

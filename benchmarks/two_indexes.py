@@ -74,7 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        say("| papers | abstracts through | `ingest` (MiniLM index; search works) | `build_index` (EmbeddingGemma index) | peak memory |")
+        say(
+            "| papers | abstracts through | `ingest` (MiniLM index; search works) | `build_index` (EmbeddingGemma index) | peak memory |"
+        )
         say("|---|---|---|---|---|")
         rates = {}
         if args.baseline:
