@@ -160,6 +160,10 @@ def ingest(
                 catalogue = snapshot.load(manifest) if manifest is not None else None
                 files = [f.name for f in find_corpus_files(paths)]
                 total = _count_new(paths, existing) if progress else None
+                if total:  # loaded before the bar starts, so its rate and ETA are embedding's
+                    loading = time.perf_counter()
+                    embedder.load()
+                    report.load_seconds += time.perf_counter() - loading
                 writer = _Writer(
                     session, snapshot, embedder, existing, report, _progress(total) if progress else None
                 )
