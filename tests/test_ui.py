@@ -282,6 +282,60 @@ def test_browser_follow_up_and_author_question(page, tmp_path: Path) -> None:
     page.screenshot(path=str(tmp_path / "follow-up.png"), full_page=True)
 
 
+def choose(page, dropdown: str, value: str) -> None:  # type: ignore[no-untyped-def]
+    page.locator(f"{dropdown} input").click()
+    page.locator(f"{dropdown} input").fill(value)
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(300)
+
+
+GLACIER = {
+    "title": "GlacierNet: thickness of alpine glaciers from radar",
+    "authors": ["Ines Berg", "Tomas Ruiz"],
+    "venue": "GlacierConf",
+    "year": 2026,
+    "abstract": "We present GlacierNet, a radar-based model that estimates the ice thickness of alpine "
+    "glaciers. On 212 surveyed glaciers it reaches a mean absolute error of 14.2 m against borehole "
+    "measurements.",
+}
+
+
+@pytest.mark.browser
+def test_browser_header_and_filters_follow_an_ingest_from_elsewhere(seeded_dir: Path, tmp_path: Path) -> None:
+    """A paper with a new venue ingested by another writer while the page is open: the header
+    counts it and the venue filter offers its venue, without a reload; a choice made stays."""
+    from assistant import Assistant
+    from ui.app import CSS, HEAD, build_app
+
+    data = tmp_path / "data"
+    shutil.copytree(seeded_dir, data)
+    bot = Assistant(data_dir=data, corpus=[SEEDS], backend="extractive", refresh_s=0.5)
+    app = build_app(bot)
+    port = free_port()
+    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, css=CSS, head=HEAD)
+    try:
+        with browser_page(f"http://127.0.0.1:{port}") as page:
+            assert "87 abstracts · 5 venues" in page.inner_text("#corpus-line")
+            page.click("#filters")
+            choose(page, "#venue", "ICLR 2026")
+            mine = tmp_path / "mine.jsonl"
+            mine.write_text(json.dumps(GLACIER) + "\n")
+            writer = Assistant(data_dir=data, corpus=[SEEDS], backend="extractive")
+            assert writer.ingest([mine]).added == 1
+            page.wait_for_function(
+                "() => document.querySelector('#corpus-line').innerText.includes('88 abstracts · 6 venues')",
+                timeout=30_000,
+            )
+            assert page.locator("#venue input").input_value() == "ICLR 2026"
+            choose(page, "#venue", "GlacierConf")  # not offered before the ingest
+            answer = ask(page, "What mean absolute error does GlacierNet reach?")
+            assert "14.2" in answer
+            assert "venue=GlacierConf" in page.inner_text("#active-filters")
+            page.screenshot(path=str(tmp_path / "followed.png"), full_page=True)
+    finally:
+        app.close()
+
+
 @pytest.fixture(scope="module")
 def scripted_app_url(seeded_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The app in this process, answering with the scripted model (tests.fakes)."""

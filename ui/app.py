@@ -20,10 +20,10 @@ from assistant.errors import AssistantError, kind_of
 from assistant.search.questions import conversation
 from assistant.types import Answer, Citation, SentenceChecked, Sources, TextDelta
 from ui import render
+from ui.library_view import ANY, Following, LibraryView
 
 log = logging.getLogger(__name__)
 
-ANY = "(any)"
 LATEX: list[dict[str, str | bool]] = [
     {"left": "$$", "right": "$$", "display": True},
     {"left": "$", "right": "$", "display": False},
@@ -153,20 +153,19 @@ def respond(
         yield chat, gr.skip(), "Error: the question was not answered.", "", "", ""
 
 
+def header(view: LibraryView) -> str:
+    return f"## Ask the abstracts\n{view.line}"
+
+
 def build_app(bot: Assistant) -> gr.Blocks:
-    catalogue = bot.catalogue
-    stats = catalogue.stats()
-    # Only values that filter: venue names, and "venue year" pairs (no "(no venue)").
-    venues = [ANY, *sorted(catalogue.venues.values()), *[v for v in stats.venues if " " in v and v[0] != "("]]
-    years = [ANY, *[str(y) for y in catalogue.years]]
-    topics = [ANY, *sorted(catalogue.topics.values())]
-    authors = [ANY, *sorted(catalogue.authors.values())]
+    library = Following(lambda: bot.catalogue)
+    catalogue, view = bot.catalogue, library.view
+    venues, years, topics, authors = map(list, (view.venues, view.years, view.topics, view.authors))
     backends = [b for b in backend_names() if b in ("extractive", bot.settings.backend)]
     with gr.Blocks(title="Paper QA") as app:
-        gr.Markdown(f"## Ask the abstracts\n{render.corpus_line(catalogue)}", elem_id="corpus-line")
+        corpus_line = gr.Markdown(header(view), elem_id="corpus-line")
         # Which index answers (the fast one until the EmbeddingGemma one is complete), refreshed.
         index_line = gr.Markdown(bot.index_status().line(), elem_id="index-status")
-        gr.Timer(5.0).tick(lambda: bot.index_status().line(), None, index_line, api_visibility="private")
         with gr.Row():
             with gr.Column(scale=3):
                 chatbot = gr.Chatbot(
@@ -213,6 +212,33 @@ def build_app(bot: Assistant) -> gr.Blocks:
                     latex_delimiters=LATEX,
                     sanitize_html=True,
                 )
+
+        # The library changes while the app serves (`assistant ingest`, `remove` elsewhere):
+        # the header and the filters' choices follow it; a choice made stays chosen.
+        shown = gr.State(library.generation)
+
+        def follow(generation: int) -> tuple[Any, ...]:
+            status = bot.index_status().line()
+            now, current = library.now()
+            if now == generation:
+                return (status, generation, *[gr.skip()] * 6)
+            return (
+                status,
+                now,
+                header(current),
+                gr.Dropdown(choices=list(current.venues)),
+                gr.Dropdown(choices=list(current.years)),
+                gr.Dropdown(choices=list(current.years)),
+                gr.Dropdown(choices=list(current.topics)),
+                gr.Dropdown(choices=list(current.authors)),
+            )
+
+        gr.Timer(5.0).tick(
+            follow,
+            shown,
+            [index_line, shown, corpus_line, venue, year_from, year_to, topic, author],
+            api_visibility="private",
+        )
 
         inputs = [box, chatbot, venue, year_from, year_to, topic, author, k, backend, show_scores]
         outputs = [chatbot, sources, coverage, active, markdown, bibtex]
