@@ -279,6 +279,15 @@ def test_browser_follow_up_and_author_question(page, tmp_path: Path) -> None:
     assert "2 papers by Théo Vincent" in page.inner_text("#chat")
     cards = page.locator("#sources .source-card")
     assert cards.count() == 2 and all("Théo Vincent" in cards.nth(i).inner_text() for i in range(2))
+    # Copying the answer by selection gives the paper's TeX, not the letter twice ("𝑄Q").
+    copied = page.locator("#chat .message").last.evaluate(
+        """m => { const r = document.createRange(); r.selectNodeContents(m);
+                  const s = window.getSelection(); s.removeAllRanges(); s.addRange(r);
+                  const e = new ClipboardEvent('copy', {clipboardData: new DataTransfer(), bubbles: true});
+                  m.dispatchEvent(e); return e.clipboardData.getData('text/plain'); }"""
+    )
+    assert "iterated $Q$-Network" in copied and "𝑄" not in copied, copied[:300]
+    assert "\n" in copied.strip()  # the answer's paragraphs stay apart
     page.screenshot(path=str(tmp_path / "follow-up.png"), full_page=True)
 
 

@@ -55,6 +55,28 @@ document.addEventListener('click', function (event) {
   if (card) { card.scrollIntoView({behavior: 'smooth', block: 'start'});
               card.classList.add('flash'); setTimeout(() => card.classList.remove('flash'), 1500); }
 }, true);
+// Copying text with rendered math gives its TeX ("iterated $Q$-Network"), not the MathML
+// letter and the drawn one after it ("iterated 𝑄Q-Network").
+document.addEventListener('copy', function (event) {
+  const selection = window.getSelection();
+  if (!selection || selection.isCollapsed || !event.clipboardData) return;
+  const fragment = selection.getRangeAt(0).cloneContents();
+  const maths = fragment.querySelectorAll('.katex');
+  if (!maths.length) return;
+  maths.forEach(function (math) {
+    const tex = math.querySelector('annotation[encoding="application/x-tex"]');
+    const fence = math.closest('.katex-display') ? '$$' : '$';
+    math.replaceWith(tex ? fence + tex.textContent + fence : math.textContent);
+  });
+  fragment.querySelectorAll('.katex-display').forEach(function (d) { d.replaceWith(d.textContent); });
+  const box = document.createElement('div');  // rendered off-screen: innerText keeps line breaks
+  box.style.cssText = 'position:fixed;left:-99999px;top:0';
+  box.appendChild(fragment);
+  document.body.appendChild(box);
+  event.clipboardData.setData('text/plain', box.innerText);
+  box.remove();
+  event.preventDefault();
+}, true);
 </script>
 """
 
