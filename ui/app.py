@@ -241,7 +241,10 @@ def build_app(bot: Assistant) -> gr.Blocks:
 
         def follow(generation: int) -> tuple[Any, ...]:
             status = bot.index_status().line()
-            now, current = library.now()
+            try:
+                now, current = library.now()
+            except AssistantError:  # the store is unreadable: a question says why; keep what is shown
+                now, current = generation, library.view
             if now == generation:
                 return (status, generation, *[gr.skip()] * 6)
             return (
