@@ -85,6 +85,16 @@ def test_a_record_without_id_or_doi_edited_under_its_title_is_updated(seeded, tm
     # A new title is a new paper: without --sync the old one stays (it may be another paper).
     write_jsonl(library, [{"title": "Snail speed on glass", "abstract": SNAIL.format("3.3")}, moth])
     assert (seeded.ingest([library]).added, seeded.store.count()) == (1, 90)
+    # A title two records share says neither which one was edited nor which one left.
+    shared = tmp_path / "shared.jsonl"
+    write_jsonl(
+        shared, [{"title": "Introduction", "abstract": BEE}, {"title": "Introduction", "abstract": MOTH}]
+    )
+    assert seeded.ingest([shared]).added == 1  # the moth paper is stored already (listing.jsonl)
+    write_jsonl(shared, [{"title": "Introduction", "abstract": MOTH}])
+    report = seeded.ingest([shared])
+    assert (report.added, report.updated, report.removed) == (0, 0, 0), report.summary()
+    assert len(stored(seeded, "waggle")) == 1  # without --sync the bee paper stays
     # A title names no paper for `remove` (two papers may share one); ids and DOIs do.
     report = seeded.remove(ids=["snail speed on glass"])
     assert (report.removed, report.unknown) == ([], ["snail speed on glass"])

@@ -341,6 +341,24 @@ def test_browser_header_and_filters_follow_an_ingest_from_elsewhere(seeded_dir: 
             assert "14.2" in answer
             assert "venue=GlacierConf" in page.inner_text("#active-filters")
             page.screenshot(path=str(tmp_path / "followed.png"), full_page=True)
+            later = page.context.browser.new_page()  # a page opened now is current at once
+            later.goto(f"http://127.0.0.1:{port}")
+            later.wait_for_selector("#question textarea", timeout=60_000)
+            later.wait_for_function(
+                "() => document.querySelector('#corpus-line').innerText.includes('88 abstracts')",
+                timeout=4_000,
+            )
+            later.close()
+            # Its only paper removed, the chosen venue stays chosen (it is not dropped unseen), and
+            # the question says the venue is unknown now (before, Gradio refused every question).
+            assert writer.remove(paths=[mine]).removed
+            page.wait_for_function(
+                "() => document.querySelector('#corpus-line').innerText.includes('87 abstracts')",
+                timeout=30_000,
+            )
+            assert page.locator("#venue input").input_value() == "GlacierConf"
+            answer = ask(page, "What mean absolute error does GlacierNet reach?")
+            assert "unknown venue 'GlacierConf'; valid venues: AAMAS" in answer and "14.2" not in answer
     finally:
         app.close()
 

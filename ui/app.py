@@ -74,6 +74,7 @@ document.addEventListener('copy', function (event) {
   box.appendChild(fragment);
   document.body.appendChild(box);
   event.clipboardData.setData('text/plain', box.innerText);
+  event.clipboardData.setData('text/html', box.innerHTML);
   box.remove();
   event.preventDefault();
 }, true);
@@ -236,34 +237,35 @@ def build_app(bot: Assistant) -> gr.Blocks:
                 )
 
         # The library changes while the app serves (`assistant ingest`, `remove` elsewhere):
-        # the header and the filters' choices follow it; a choice made stays chosen.
+        # the header and the filters' choices follow it, on page load and every 5 s. A value
+        # chosen stays chosen, and offered, even when its last paper is gone (the question
+        # then says the venue or author is unknown, rather than the filter being dropped unseen).
         shown = gr.State(library.generation)
+        filters = [venue, year_from, year_to, topic, author]
 
-        def follow(generation: int) -> tuple[Any, ...]:
-            status = bot.index_status().line()
+        def follow(generation: int, *chosen: Any) -> tuple[Any, ...]:
             try:
+                status = bot.index_status().line()
                 now, current = library.now()
-            except AssistantError:  # the store is unreadable: a question says why; keep what is shown
-                now, current = generation, library.view
+            except Exception:  # the store is unreadable: a question says why; keep what is shown
+                log.debug("library view not refreshed", exc_info=True)
+                return (gr.skip(), generation, *[gr.skip()] * 6)
             if now == generation:
                 return (status, generation, *[gr.skip()] * 6)
+            lists = (current.venues, current.years, current.years, current.topics, current.authors)
             return (
                 status,
                 now,
                 header(current),
-                gr.Dropdown(choices=list(current.venues)),
-                gr.Dropdown(choices=list(current.years)),
-                gr.Dropdown(choices=list(current.years)),
-                gr.Dropdown(choices=list(current.topics)),
-                gr.Dropdown(choices=list(current.authors)),
+                *[
+                    gr.Dropdown(choices=[*options, *([value] if value and value not in options else [])])
+                    for options, value in zip(lists, chosen, strict=True)
+                ],
             )
 
-        gr.Timer(5.0).tick(
-            follow,
-            shown,
-            [index_line, shown, corpus_line, venue, year_from, year_to, topic, author],
-            api_visibility="private",
-        )
+        following = ([shown, *filters], [index_line, shown, corpus_line, *filters])
+        app.load(follow, *following, api_visibility="private")
+        gr.Timer(5.0).tick(follow, *following, api_visibility="private")
 
         inputs = [box, chatbot, venue, year_from, year_to, topic, author, k, backend, show_scores]
         outputs = [chatbot, sources, coverage, active, markdown, bibtex]

@@ -52,8 +52,8 @@ class Following:
         self.generation = 0
 
     def now(self) -> tuple[int, LibraryView]:
-        catalogue = self._current()
-        with self._lock:
+        with self._lock:  # one at a time: an older catalogue never replaces a newer view
+            catalogue = self._current()
             if catalogue is not self._catalogue:
                 view = LibraryView.of(catalogue)
                 self._catalogue = catalogue

@@ -30,7 +30,7 @@ from filelock import FileLock, Timeout
 from assistant.config import Settings
 from assistant.corpus.changes import Changes, apply, key_file, with_file_sources
 from assistant.corpus.readers import find_corpus_files, iter_papers
-from assistant.corpus.records import Problem, stored_keys
+from assistant.corpus.records import Problem, is_title_key, stored_keys
 from assistant.errors import StoreBusyError, StoreError
 from assistant.index.embed import Embedder
 from assistant.index.lexical import LexicalIndex
@@ -336,12 +336,16 @@ def reconcile(
     manifest = snapshot.manifest()
     if manifest is None or not settled:
         return None
+    # Before `load`, which brings `known` up to date in place (new papers would count too).
+    shared = shared_titles(keys_in, known.papers if known is not None else ())
     loaded: Loaded = snapshot.load(manifest, known)  # only the segments written since `known`
     holder: dict[str, str] = {}  # key now in a file -> the paper that holds it now
     for by_paper in keys_in.values():
         for pid, keys in by_paper.items():
             for key in keys:
                 holder[key] = pid
+    for key in shared:
+        holder.pop(key, None)
     changes = Changes()
     replacing: set[str] = set()  # new versions
     superseded: set[str] = set()  # old versions
@@ -382,6 +386,25 @@ def reconcile(
     apply(session, snapshot, loaded, changes)
     existing.difference_update(changes.deletions)
     return Reconciled(replacing, changes.deletions - superseded, len(changes.updates))
+
+
+def shared_titles(keys_in: dict[str, dict[str, list[str]]], before: Iterable[Paper]) -> set[str]:
+    """Title keys (records with neither id nor DOI) held by two papers, in the files just
+    read or in the store as it was before this run: such a title ("Introduction") does
+    not say which record was edited, so neither replaces the other."""
+    count: dict[str, int] = {}
+    for by_paper in keys_in.values():
+        for keys in by_paper.values():
+            for key in set(keys):
+                if is_title_key(key):
+                    count[key] = count.get(key, 0) + 1
+    shared = {key for key, n in count.items() if n > 1}
+    count.clear()
+    for paper in before:
+        for key in set(stored_keys(paper)):
+            if is_title_key(key):
+                count[key] = count.get(key, 0) + 1
+    return shared | {key for key, n in count.items() if n > 1}
 
 
 EDITABLE = ("title", "authors", "venue", "year", "area", "subarea", "comment", "url", "external_id", "doi")

@@ -92,8 +92,12 @@ def record_keys(
 
 def title_words(title: str) -> str:
     """'Snail  Speed: A Study.' -> 'snail speed a study' (case, spacing and punctuation
-    edits keep a record's identity)."""
-    return " ".join(re.findall(r"\w+", title.casefold()))
+    edits keep a record's identity); at most 200 characters, so that the key fits the store."""
+    return " ".join(re.findall(r"\w+", title.casefold()))[:200]
+
+
+def is_title_key(key: str) -> bool:
+    return key.partition("#")[2].startswith("title:")
 
 
 def stored_keys(paper: Paper) -> tuple[str, ...]:
