@@ -32,6 +32,7 @@ from assistant.corpus.readers import load_papers
 from assistant.corpus.strong_index import index_embedder
 from assistant.index.embed import Embedder
 from assistant.index.store import VectorStore
+from benchmarks import serving
 from benchmarks.servers import start_chroma, stop
 from benchmarks.synth import mixed_vectors, record
 from eval.metrics import percentile
@@ -278,7 +279,27 @@ def size_part(
             f"Chroma `where` query alone {c50:.1f} ms | {f50 / c50:.2f}× |"
         )
         say(f"| (dense part: exact scan of the kept rows) | {s50:.2f} ms | | |")
-    say(f"| peak RSS | {peak_mb():.0f} MB (was {rss0:.0f} MB before) | | |")
+    say(
+        f"| peak RSS of this process (ingest and serving) | {peak_mb():.0f} MB (was {rss0:.0f} MB before) | | |"
+    )
+    if not server:
+        del bot, cat
+        child = serving.in_child(data)
+        say(
+            f"| serving alone (`python -m benchmarks.serving`, a fresh process): cold start | "
+            f"{child['cold_start_s']} s | | |"
+        )
+        say(
+            f"| resident memory after start / after {child['questions']} questions | "
+            f"{child['rss_after_start_mb']} / {child['rss_after_questions_mb']} MB | | |"
+        )
+        say(f"| search p50 / p95 | {child['search_p50_ms']} / {child['search_p95_ms']} ms | | |")
+        for name in ("author", "venue+year", "topic"):
+            if f"{name}_p50_ms" in child:
+                say(
+                    f"| filtered by {name} ({child[f'{name}_share']:.1%} of papers) p50 / p95 | "
+                    f"{child[f'{name}_p50_ms']} / {child[f'{name}_p95_ms']} ms | | |"
+                )
     say()
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from assistant import Assistant, Settings
 from assistant.config import BUNDLED_EMBEDDER
+from assistant.corpus.readers import load_papers
 from assistant.errors import ConfigError
 from assistant.index.embed import PROFILES, Embedder
 from assistant.index.onnx_queries import export_for
@@ -183,3 +184,31 @@ def test_installed_gemma_export_matches_torch() -> None:
     b = np.stack([torch.encode_query(q) for q in QUESTIONS])
     c = np.stack([auto.encode_query(q) for q in QUESTIONS])
     assert (a * b).sum(1).min() >= 0.9999 and (c * b).sum(1).min() >= 0.999
+
+
+def _tokenizer_folders() -> list[Path]:
+    folders = [Settings.bundled_embedder_path()]
+    folders += [models_dir() / spec.folder for spec in EMBEDDERS.values()]
+    return [f for f in folders if (f / "tokenizer.json").is_file()]
+
+
+@pytest.mark.parametrize("folder", _tokenizer_folders(), ids=lambda f: f.parent.name)
+def test_the_light_tokenizer_gives_transformers_ids(folder: Path) -> None:
+    """The exports tokenize with `tokenizers` alone (no torch import at start): ids, masks and
+    type ids must be transformers' own, batch padding and truncation at the cap included."""
+    from transformers import AutoTokenizer
+
+    from assistant.index.onnx_queries import Tokens
+
+    texts = [p.abstract for p in load_papers([SEEDS])[0]] + QUESTIONS + ["", "  ", "中文 😀 ½ 10⁻³ α-β"]
+    reference = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+    for cap in (16, 256):
+        light = Tokens(folder, cap)
+        for start in range(0, len(texts), 8):
+            batch = texts[start : start + 8]
+            want = reference(
+                batch, padding=True, truncation="longest_first", max_length=cap, return_tensors="np"
+            )
+            got = light.encode(batch)
+            for key in want:
+                assert np.array_equal(got[key], want[key]), (key, cap, batch[0][:40])

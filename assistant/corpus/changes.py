@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-import numpy as np
-
 from assistant.index.snapshot import Loaded, Snapshot
 from assistant.index.store import PAGE, Session, bounded, paper_metadata
 from assistant.text import normalize_doi
@@ -84,7 +82,7 @@ def apply(session: Session, snapshot: Snapshot, loaded: Loaded, changes: Changes
         session.delete(deletions[start : start + PAGE])
     count = session.count()
     if updates:
-        vectors = np.stack([loaded.vectors[loaded.index[p.id]] for p in updates])
+        vectors = loaded.vectors[[loaded.index[p.id] for p in updates]]
         snapshot.append(session.store_id, count + len(deletions), updates, vectors)
     if deletions:
         snapshot.remove(session.store_id, count, deletions)

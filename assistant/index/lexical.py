@@ -84,7 +84,9 @@ class LexicalIndex:
                 if meta.get("fingerprint") == want:
                     import bm25s
 
-                    retriever = bm25s.BM25.load(str(folder / "bm25"))
+                    # Memory-mapped: the score matrix stays in the page cache, and a
+                    # question touches only the rows of its words.
+                    retriever = bm25s.BM25.load(str(folder / "bm25"), mmap=True)
                     index = cls(list(meta["ids"]), retriever)
                     return index.aligned_to([p.id for p in papers])
                 log.info("lexical index is stale (%s != %s); rebuilding", meta.get("fingerprint"), want)

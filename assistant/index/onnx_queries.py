@@ -31,7 +31,6 @@ from assistant.model_files import sha256_file
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
-    from transformers import PreTrainedTokenizerBase
 
 log = logging.getLogger(__name__)
 
@@ -64,32 +63,28 @@ class QueryExport:
 
     def record(self, max_tokens: int | None) -> dict[str, object]:
         """What the export depends on: the weights, torch and onnxruntime, the token cap."""
-        import onnxruntime
-        import torch
-
         return {
             "format": FORMAT,
-            "torch": torch.__version__,
-            "onnxruntime": onnxruntime.__version__,
+            "torch": _version("torch"),
+            "onnxruntime": _version("onnxruntime"),
             "max_tokens": max_tokens,
             "weights": [_weights_entry(p) for p in self._weights()],
         }
 
     def current(self, max_tokens: int | None) -> bool:
         """Is the export there, and made from these weights by this torch and onnxruntime?
-        Weights are re-hashed only when their size or time changed (another checkout's copy)."""
-        import onnxruntime
-        import torch
-
+        Weights are re-hashed only when their size or time changed (another checkout's copy).
+        Versions are read from the installed packages' metadata: importing torch to ask would
+        add 2 s and 300 MB to every start that searches through OpenVINO."""
         try:
             recorded = json.loads(self.manifest.read_text())
         except (OSError, ValueError):
             return False
         if not self.onnx.is_file() or recorded.get("format") != FORMAT:
             return False
-        if recorded.get("torch") != torch.__version__ or recorded.get("max_tokens") != max_tokens:
+        if recorded.get("torch") != _version("torch") or recorded.get("max_tokens") != max_tokens:
             return False
-        if recorded.get("onnxruntime") != onnxruntime.__version__:
+        if recorded.get("onnxruntime") != _version("onnxruntime"):
             return False
         entries = {e["name"]: e for e in recorded.get("weights", [])}
         weights = self._weights()
@@ -107,6 +102,16 @@ class QueryExport:
         return [p for p in sorted(self.model_folder.iterdir()) if p.suffix in (".safetensors", ".bin")]
 
 
+def _version(package: str) -> str | None:
+    """An installed package's version (torch's is "2.13.0+cpu", as `torch.__version__`)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return None
+
+
 def _weights_entry(path: Path) -> dict[str, object]:
     stat = path.stat()
     return {
@@ -122,13 +127,53 @@ def export_for(model_folder: Path, name: str, models: Path) -> QueryExport:
     return QueryExport(Path(model_folder), models / "onnx" / name)
 
 
-def tokenizer_for(export: QueryExport) -> tuple[PreTrainedTokenizerBase, int]:
+class Tokens:
+    """The model's own tokenizer (its `tokenizer.json`, run by the `tokenizers` library), with
+    the padding and truncation sentence-transformers applies: the same ids as transformers'
+    tokenizer (checked on 3,000+ texts for the three bundled embedders, in
+    tests/test_query_encoder.py). Loading it through transformers imported torch: 2 s and
+    300 MB more for every process that searches through the export."""
+
+    def __init__(self, folder: Path, cap: int) -> None:
+        from tokenizers import Tokenizer
+
+        config = _json(folder / "tokenizer_config.json")
+        pad = config.get("pad_token")
+        pad = pad.get("content") if isinstance(pad, dict) else pad
+        self._tokenizer = tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        tokenizer.enable_truncation(max_length=cap)
+        pad_id = tokenizer.token_to_id(pad) if isinstance(pad, str) else None
+        if pad_id is None:
+            raise ConfigError(
+                f"the tokenizer in {folder} names no padding token; reinstall the embedder "
+                "(python -m assistant.model_files install NAME)"
+            )
+        side = config.get("padding_side") or "right"
+        tokenizer.enable_padding(pad_id=pad_id, pad_token=pad, direction=side)
+
+    def encode(self, texts: list[str]) -> dict[str, np.ndarray]:
+        """input_ids, attention_mask and token_type_ids of a batch, padded to its longest."""
+        batch = self._tokenizer.encode_batch(texts)
+        return {
+            "input_ids": np.array([e.ids for e in batch], dtype=np.int64),
+            "attention_mask": np.array([e.attention_mask for e in batch], dtype=np.int64),
+            "token_type_ids": np.array([e.type_ids for e in batch], dtype=np.int64),
+        }
+
+
+def _json(path: Path) -> dict:  # type: ignore[type-arg]
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def tokenizer_for(export: QueryExport) -> tuple[Tokens, int]:
     """The model's own tokenizer, and the token cap sentence-transformers applied when the
     pipeline was exported (its max_seq_length)."""
-    from transformers import AutoTokenizer
-
     cap = int(json.loads(export.manifest.read_text())["cap"])
-    return AutoTokenizer.from_pretrained(str(export.model_folder), local_files_only=True), cap
+    return Tokens(export.model_folder, cap), cap
 
 
 class OnnxQueries:
@@ -152,10 +197,8 @@ class OnnxQueries:
         self.inputs = {i.name for i in self.session.get_inputs()}
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        tok = self.tokenizer(
-            texts, padding=True, truncation="longest_first", max_length=self.cap, return_tensors="np"
-        )
-        feeds = {k: np.asarray(tok[k], dtype=np.int64) for k in self.inputs}
+        tok = self.tokenizer.encode(texts)
+        feeds = {k: tok[k] for k in self.inputs}
         vectors = np.asarray(self.session.run(None, feeds)[0], dtype=np.float32)
         return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 

@@ -137,14 +137,8 @@ class OpenVinoDocuments:
             self._queue.set_callback(done)
             for start in range(0, len(texts), BATCH):
                 rows = order[start : start + BATCH]
-                tok = self.tokenizer(
-                    [texts[i] for i in rows],
-                    padding=True,
-                    truncation="longest_first",
-                    max_length=self.cap,
-                    return_tensors="np",
-                )
-                feeds = {k: np.asarray(tok[k], dtype=np.int64) for k in self.inputs}
+                tok = self.tokenizer.encode([texts[i] for i in rows])
+                feeds = {k: tok[k] for k in self.inputs}
                 self._queue.start_async(feeds, rows)
             self._queue.wait_all()
         return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)

@@ -1,0 +1,62 @@
+"""The snapshot's catalogue: one vector matrix, shared by copies and never written into."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from assistant.index.catalogue import Catalogue
+from assistant.index.snapshot import Loaded, Snapshot
+from assistant.types import Filters, Paper
+
+
+def paper(n: int, authors: tuple[str, ...] = (), area: str | None = None) -> Paper:
+    return Paper(id=f"p{n}", label=f"P{n}", abstract=f"abstract {n}", authors=authors, area=area)
+
+
+def rows(*values: float) -> np.ndarray:
+    return np.array([[v, 0.0] for v in values], dtype=np.float32)
+
+
+def test_updates_and_removals_leave_a_served_copy_as_it_was(tmp_path: Path) -> None:
+    snapshot = Snapshot(tmp_path / "snap")
+    snapshot.append("store", 3, [paper(1), paper(2), paper(3)], rows(1, 2, 3))
+    served = snapshot.load(snapshot.manifest())  # type: ignore[arg-type]
+    before = served.vectors.copy()
+    snapshot.append("store", 4, [paper(2), paper(4)], rows(20, 4))  # p2 edited, p4 new
+    snapshot.remove("store", 3, ["p1"])
+    manifest = snapshot.manifest()
+    assert manifest is not None
+    newer = snapshot.load(manifest, served.copy())  # only the two new segments are read
+    assert [p.id for p in newer.papers] == ["p2", "p3", "p4"]
+    assert newer.vectors[:, 0].tolist() == [20, 3, 4]
+    assert newer.index == {"p2": 0, "p3": 1, "p4": 2}
+    # The catalogue being served meanwhile saw none of it.
+    assert [p.id for p in served.papers] == ["p1", "p2", "p3"]
+    assert np.array_equal(served.vectors, before)
+    # Loading from scratch gives the same as following segment by segment.
+    fresh = snapshot.load(manifest)
+    assert [p.id for p in fresh.papers] == ["p2", "p3", "p4"] and np.array_equal(fresh.vectors, newer.vectors)
+
+
+def test_a_segment_that_repeats_a_paper_keeps_its_last_version() -> None:
+    loaded = Loaded()
+    loaded.apply([paper(1), paper(2), paper(1)], rows(1, 2, 10))
+    assert [p.id for p in loaded.papers] == ["p1", "p2"]
+    assert loaded.vectors[:, 0].tolist() == [10, 2]
+
+
+def test_author_and_topic_filters_keep_exactly_their_papers() -> None:
+    papers = [
+        paper(1, ("Ana Kim", "Ben Ito"), "Theory"),
+        paper(2, ("Ben Ito", "Ben Ito"), None),  # a name twice in one record
+        paper(3, (), "Theory"),
+        paper(4, ("Ana Kim",), "Applications"),
+    ]
+    catalogue = Catalogue(papers)
+    assert catalogue.mask(Filters(author="ben ito")).tolist() == [True, True, False, False]
+    assert catalogue.mask(Filters(topic="theory")).tolist() == [True, False, True, False]
+    assert catalogue.mask(Filters(author="Ana Kim", topic="Theory")).tolist() == [True, False, False, False]
+    assert catalogue.papers_with_author_part("ito") == 2
+    assert not Catalogue([]).mask(Filters(author="Ana Kim")).any()
