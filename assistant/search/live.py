@@ -11,10 +11,12 @@ notices a store that was deleted or replaced, and says so.
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from assistant.config import Settings
 from assistant.corpus.ingest import ingest, save_lexical, sync_snapshot, writing
@@ -31,6 +33,20 @@ from assistant.types import Paper
 log = logging.getLogger(__name__)
 
 WAIT_FOR_WRITER_S = 900.0  # opening waits this long for another process's ingestion
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while a catalogue is built: it made the build
+    quadratic, each full pass walking every paper made so far (300k papers: 16 s with it,
+    11 s without). The papers and their fields hold no cycles; refcounting frees them."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class Live:
@@ -103,9 +119,10 @@ class Live:
 
     def _build(self, manifest: Manifest, known: Loaded | None) -> tuple[HybridRetriever, Loaded]:
         """A retriever for what `manifest` lists; with `known`, only new segments are read."""
-        loaded = self.snapshot.load(manifest, known)
-        catalogue = Catalogue(loaded.papers, loaded.matrix())
-        lexical = LexicalIndex.open(self.settings.lexical_dir, catalogue.papers)
+        with _collector_paused():
+            loaded = self.snapshot.load(manifest, known)
+            catalogue = Catalogue(loaded.papers, loaded.matrix())
+            lexical = LexicalIndex.open(self.settings.lexical_dir, catalogue.papers)
         return HybridRetriever(self.settings, self._embedder(), catalogue, lexical), loaded
 
     def _swap(
