@@ -109,6 +109,11 @@ class Loaded:
         return self.vectors
 
 
+def _joined(blocks: list[np.ndarray]) -> np.ndarray:
+    """Segments' vectors as one matrix; a single segment (a compacted snapshot) uncopied."""
+    return blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
+
+
 def paper_to_json(paper: Paper) -> str:
     return json.dumps(asdict(paper), ensure_ascii=False)
 
@@ -171,7 +176,7 @@ class Snapshot:
         for name in todo:
             if name.endswith(REMOVAL):
                 if papers:
-                    loaded.apply(papers, np.concatenate(blocks))
+                    loaded.apply(papers, _joined(blocks))
                     papers, blocks = [], []
                 loaded.drop(json.loads((self.folder / f"{name}.json").read_text()))
             else:
@@ -181,7 +186,7 @@ class Snapshot:
                     papers += [paper_from_json(line) for line in lines]
                     blocks.append(vectors)
         if papers:
-            loaded.apply(papers, np.concatenate(blocks) if len(blocks) > 1 else blocks[0])
+            loaded.apply(papers, _joined(blocks))
         loaded.segments = (*loaded.segments, *todo)
         return loaded
 
