@@ -240,3 +240,35 @@ def test_data_folder_that_is_a_file_is_a_clear_error(tmp_path: Path) -> None:
     blocker.write_text("a file where the data folder should be")
     with pytest.raises(StoreError, match="ASSISTANT_DATA_DIR"):
         Assistant(data_dir=blocker / "data", backend="extractive").search("anything")
+
+
+def _damage(snapshot_dir: Path) -> str:
+    """Cut the first paper from the largest segment's list, as a torn write or a hand edit
+    would: its vectors now outnumber its papers by one."""
+    segment = max(snapshot_dir.glob("seg-*.jsonl"), key=lambda p: p.stat().st_size)
+    lines = segment.read_bytes().splitlines(keepends=True)
+    segment.write_bytes(b"".join(lines[1:]))
+    return json.loads(lines[1])["label"]  # a paper that would have been paired with the wrong vector
+
+
+def test_a_damaged_snapshot_is_rebuilt_from_the_store_and_loses_nothing(seeded) -> None:
+    """Chroma is the store of record: a snapshot segment whose papers and vectors no longer
+    pair up is never served (each paper would get its neighbour's vector); the app says so,
+    rebuilds it from Chroma, and every paper is found by its own title again."""
+    data = seeded.settings.data_dir
+    count = seeded.stats().papers
+    shifted = _damage(seeded.settings.snapshot_dir)
+
+    bot = Assistant(data_dir=data, corpus=[], backend="extractive")
+    assert bot.stats().papers == count
+    assert any("rebuilt the snapshot from the store" in n and "lists" in n for n in bot.notes), bot.notes
+    assert bot.search(shifted, k=1, detect=False)[0].paper.label == shifted
+
+    # An ingestion meeting a damaged snapshot repairs it the same way and adds its paper.
+    _damage(seeded.settings.snapshot_dir)
+    extra = data.parent / "extra.jsonl"
+    extra.write_text(json.dumps({"title": "Damselfly wing venation", "abstract": "We measure " * 20}) + "\n")
+    report = Assistant(data_dir=data, corpus=[], backend="extractive").ingest([extra], progress=False)
+    assert report.added == 1
+    again = Assistant(data_dir=data, corpus=[], backend="extractive")
+    assert again.stats().papers == count + 1 and not again.notes

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from assistant.index.catalogue import Catalogue
-from assistant.index.snapshot import Loaded, Snapshot
+from assistant.index.snapshot import Loaded, Snapshot, SnapshotDamaged
 from assistant.types import Filters, Paper
 
 
@@ -60,3 +61,28 @@ def test_author_and_topic_filters_keep_exactly_their_papers() -> None:
     assert catalogue.mask(Filters(author="Ana Kim", topic="Theory")).tolist() == [True, False, False, False]
     assert catalogue.papers_with_author_part("ito") == 2
     assert not Catalogue([]).mask(Filters(author="Ana Kim")).any()
+
+
+@pytest.mark.parametrize("damage", ["line cut", "not json", "npy cut", "wrong width", "removal garbled"])
+def test_a_damaged_segment_is_refused_not_misread(tmp_path: Path, damage: str) -> None:
+    """Papers and vectors are paired by row: a segment that cannot be read as written is
+    reported (SnapshotDamaged, which says to rebuild from the store), never half-used."""
+    snapshot = Snapshot(tmp_path / "snap")
+    snapshot.append("store", 3, [paper(1), paper(2), paper(3)], rows(1, 2, 3))
+    snapshot.append("store", 4, [paper(4)], rows(4))
+    snapshot.remove("store", 3, ["p4"])
+    first, second, removal = snapshot.manifest().segments  # type: ignore[union-attr]
+    jsonl, npy = (tmp_path / "snap" / f"{first}.jsonl"), (tmp_path / "snap" / f"{first}.npy")
+    if damage == "line cut":
+        jsonl.write_bytes(b"".join(jsonl.read_bytes().splitlines(keepends=True)[1:]))
+    elif damage == "not json":
+        jsonl.write_bytes(jsonl.read_bytes().replace(b'"abstract 2"', b"abstract 2"))
+    elif damage == "npy cut":
+        npy.write_bytes(npy.read_bytes()[:-5])
+    elif damage == "wrong width":
+        np.save(tmp_path / "snap" / f"{second}.npy", np.ones((1, 3), dtype=np.float32))
+    else:
+        (tmp_path / "snap" / f"{removal}.json").write_text('["p4"')
+    with pytest.raises(SnapshotDamaged, match="snapshot segment seg-") as caught:
+        snapshot.load(snapshot.manifest())  # type: ignore[arg-type]
+    assert str(tmp_path / "snap") in str(caught.value)

@@ -34,7 +34,7 @@ from assistant.corpus.records import Problem, is_title_key, stored_keys
 from assistant.errors import StoreBusyError, StoreError
 from assistant.index.embed import Embedder
 from assistant.index.lexical import LexicalIndex
-from assistant.index.snapshot import Loaded, Snapshot
+from assistant.index.snapshot import Loaded, Manifest, Snapshot, SnapshotDamaged
 from assistant.index.store import MAX_AUTHORS, MAX_FIELD, Session, VectorStore, bounded, fill
 from assistant.text import legacy_paper_id
 from assistant.types import Paper, merge, source_file
@@ -156,8 +156,7 @@ def ingest(
                 stored_before = len(existing)
                 # What is stored, as the snapshot has it: papers seen again are compared with
                 # it (no read-back from Chroma), and the files read are reconciled with it.
-                manifest = snapshot.manifest() if stored_before else None
-                catalogue = snapshot.load(manifest) if manifest is not None else None
+                catalogue = load_checked(session, snapshot) if stored_before else None
                 files = [f.name for f in find_corpus_files(paths)]
                 total = _count_new(paths, existing) if progress else None
                 if total:  # loaded before the bar starts, so its rate and ETA are embedding's
@@ -437,8 +436,8 @@ def sync_snapshot(session: Session, snapshot: Snapshot) -> set[str]:
     if manifest is not None and manifest.store_id == session.store_id and manifest.count == len(ids):
         return ids
     if manifest is not None and manifest.store_id == session.store_id and manifest.count < len(ids):
-        known = set(snapshot.load(manifest).index)
-        if known <= ids:
+        known = _readable_ids(snapshot, manifest)
+        if known is not None and known <= ids:
             missing = sorted(ids - known)
             for papers, vectors in session.batches(missing):
                 snapshot.append(session.store_id, len(ids), papers, vectors)
@@ -447,6 +446,29 @@ def sync_snapshot(session: Session, snapshot: Snapshot) -> set[str]:
             return ids
     snapshot.rebuild(session.store_id, session.batches())
     return ids
+
+
+def _readable_ids(snapshot: Snapshot, manifest: Manifest) -> set[str] | None:
+    """The ids `manifest` lists, or None when a segment is damaged (rebuild it all)."""
+    try:
+        return set(snapshot.load(manifest).index)
+    except SnapshotDamaged as exc:
+        log.warning("%s; rebuilding the snapshot from the store", exc)
+        return None
+
+
+def load_checked(session: Session, snapshot: Snapshot) -> Loaded | None:
+    """What the snapshot holds (the caller holds the write lock and `session`). A damaged
+    snapshot is rebuilt from the store, the store of record, and loaded again."""
+    manifest = snapshot.manifest()
+    if manifest is None:
+        return None
+    try:
+        return snapshot.load(manifest)
+    except SnapshotDamaged as exc:
+        log.warning("%s; rebuilding the snapshot from the store", exc)
+    manifest = snapshot.rebuild(session.store_id, session.batches())
+    return snapshot.load(manifest)
 
 
 def save_lexical(settings: Settings, snapshot: Snapshot) -> None:

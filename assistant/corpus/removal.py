@@ -10,7 +10,7 @@ from pathlib import Path
 
 from assistant.config import Settings
 from assistant.corpus.changes import Changes, apply, matching
-from assistant.corpus.ingest import save_lexical, sync_snapshot, writing
+from assistant.corpus.ingest import load_checked, save_lexical, sync_snapshot, writing
 from assistant.errors import CorpusError, StoreError
 from assistant.index.snapshot import Snapshot
 from assistant.index.store import VectorStore
@@ -54,8 +54,7 @@ def remove(
     with writing(settings, store), store.session() as session:
         try:
             sync_snapshot(session, snapshot)
-            manifest = snapshot.manifest()
-            loaded = snapshot.load(manifest) if manifest is not None else None
+            loaded = load_checked(session, snapshot)
             papers = loaded.papers if loaded is not None else []
             changes = Changes()
             named, unknown = matching(papers, wanted)

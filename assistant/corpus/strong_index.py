@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from assistant.config import Settings
 from assistant.corpus.changes import Changes, apply
-from assistant.corpus.ingest import save_lexical, sync_snapshot, writing
+from assistant.corpus.ingest import load_checked, save_lexical, sync_snapshot, writing
 from assistant.index.embed import PROFILES, Embedder, Profile
 from assistant.index.snapshot import Snapshot
 from assistant.index.store import VectorStore, bounded
@@ -95,10 +95,9 @@ def mirror(papers: Sequence[Paper], store: VectorStore, settings: Settings) -> i
         return 0
     with writing(settings, store, timeout=LOCK_WAIT_S), store.session() as session:
         sync_snapshot(session, snapshot)
-        manifest = snapshot.manifest()
-        if manifest is None:
+        loaded = load_checked(session, snapshot)
+        if loaded is None:
             return 0
-        loaded = snapshot.load(manifest)
         want = {p.id: bounded(p) for p in papers}
         changes = Changes()
         for paper in loaded.papers:

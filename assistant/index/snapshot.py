@@ -29,11 +29,17 @@ from typing import Any
 import numpy as np
 import orjson
 
+from assistant.errors import StoreError
 from assistant.types import Paper
 
 VERSION = 1
 REMOVAL = "-removed"  # a segment whose name ends so lists the ids of removed papers
 COMPACT_AFTER = 48  # segments; then they are merged into one
+
+
+class SnapshotDamaged(StoreError):
+    """A segment cannot be read as written (a disk fault, a file cut short or edited by
+    hand). Chroma is the store of record: rebuild the snapshot from it (`repair`)."""
 
 
 @dataclass(frozen=True)
@@ -162,7 +168,8 @@ class Snapshot:
     def load(self, manifest: Manifest, known: Loaded | None = None) -> Loaded:
         """Everything `manifest` lists; with `known`, only the segments it lacks (when the
         manifest continues it), else from scratch. Raises OSError if a segment vanished
-        (a compaction ran meanwhile): load again."""
+        (a compaction ran meanwhile): load again; SnapshotDamaged if one cannot be read as
+        written: rebuild from the store."""
         if known is not None and manifest.segments[: len(known.segments)] == known.segments:
             loaded = known
             todo = manifest.segments[len(known.segments) :]
@@ -178,17 +185,63 @@ class Snapshot:
                 if papers:
                     loaded.apply(papers, _joined(blocks))
                     papers, blocks = [], []
-                loaded.drop(json.loads((self.folder / f"{name}.json").read_text()))
+                loaded.drop(self._removed(name))
             else:
-                lines = (self.folder / f"{name}.jsonl").read_bytes().splitlines()
-                vectors = np.load(self.folder / f"{name}.npy")
-                if lines:  # an empty store's rebuild writes an empty segment
-                    papers += [paper_from_json(line) for line in lines]
+                segment, vectors = self._segment(name)
+                if segment:  # an empty store's rebuild writes an empty segment
+                    width = next((b.shape[1] for b in (*blocks, loaded.vectors) if len(b)), 0)
+                    if width and vectors.shape[1] != width:
+                        raise SnapshotDamaged(
+                            f"snapshot segment {name} in {self.folder} holds {vectors.shape[1]}-dimensional "
+                            f"vectors, the segments before it {width}-dimensional"
+                        )
+                    papers += segment
                     blocks.append(vectors)
         if papers:
             loaded.apply(papers, _joined(blocks))
         loaded.segments = (*loaded.segments, *todo)
         return loaded
+
+    def _segment(self, name: str) -> tuple[list[Paper], np.ndarray]:
+        """One segment's papers and vectors, checked: as many rows as papers, each a paper.
+        A missing file raises OSError (a compaction removed it: load again); anything
+        else unreadable raises SnapshotDamaged, so a paper is never paired with another
+        paper's vector."""
+        lines = (self.folder / f"{name}.jsonl").read_bytes().splitlines()
+        try:
+            vectors = np.load(self.folder / f"{name}.npy")
+        except FileNotFoundError:
+            raise
+        except (OSError, ValueError, EOFError) as exc:
+            raise SnapshotDamaged(
+                f"snapshot segment {name}.npy in {self.folder} cannot be read ({exc})"
+            ) from exc
+        if vectors.ndim != 2 or len(vectors) != len(lines):
+            raise SnapshotDamaged(
+                f"snapshot segment {name} in {self.folder} lists {len(lines)} papers but holds "
+                f"{len(vectors) if vectors.ndim == 2 else 'no matrix of'} vectors"
+            )
+        papers = []
+        for n, line in enumerate(lines, 1):
+            try:
+                papers.append(paper_from_json(line))
+            except (ValueError, TypeError) as exc:
+                raise SnapshotDamaged(
+                    f"snapshot segment {name}.jsonl in {self.folder}, line {n}, is not a paper ({exc})"
+                ) from exc
+        return papers, vectors
+
+    def _removed(self, name: str) -> list[str]:
+        """The ids a removal segment lists."""
+        try:
+            ids = json.loads((self.folder / f"{name}.json").read_text())
+        except ValueError as exc:
+            raise SnapshotDamaged(
+                f"snapshot segment {name}.json in {self.folder} cannot be read ({exc})"
+            ) from exc
+        if not isinstance(ids, list):
+            raise SnapshotDamaged(f"snapshot segment {name}.json in {self.folder} is not a list of paper ids")
+        return [str(i) for i in ids]
 
     # --- writing (callers hold the write lock) -----------------------------------
     def append(self, store_id: str, count: int, papers: Sequence[Paper], vectors: np.ndarray) -> Manifest:

@@ -25,7 +25,7 @@ from assistant.index import known_stores
 from assistant.index.catalogue import Catalogue
 from assistant.index.embed import Embedder
 from assistant.index.lexical import LexicalIndex
-from assistant.index.snapshot import Loaded, Manifest, Snapshot
+from assistant.index.snapshot import Loaded, Manifest, Snapshot, SnapshotDamaged
 from assistant.index.store import VectorStore
 from assistant.search.retrieve import HybridRetriever
 from assistant.types import Paper
@@ -115,7 +115,24 @@ class Live:
                     save_lexical(s, self.snapshot)
             manifest = self.snapshot.manifest()
         assert manifest is not None
-        self._swap(manifest, *self._build(manifest, None))
+        try:
+            built = self._build(manifest, None)
+        except SnapshotDamaged as exc:
+            manifest = self._repair(exc)
+            built = self._build(manifest, None)
+            self._swap(manifest, *built)
+            self.notes = (f"{exc}; rebuilt the snapshot from the store, nothing was lost",)
+            return
+        self._swap(manifest, *built)
+
+    def _repair(self, damage: SnapshotDamaged) -> Manifest:
+        """Rebuild a damaged snapshot from Chroma (the store of record) under the write lock."""
+        log.warning("%s; rebuilding the snapshot from the store", damage)
+        s = self.settings
+        with writing(s, self.store, timeout=WAIT_FOR_WRITER_S), self.store.session() as session:
+            manifest = self.snapshot.rebuild(session.store_id, session.batches())
+            save_lexical(s, self.snapshot)
+        return manifest
 
     def _build(self, manifest: Manifest, known: Loaded | None) -> tuple[HybridRetriever, Loaded]:
         """A retriever for what `manifest` lists; with `known`, only new segments are read."""
@@ -189,6 +206,13 @@ class Live:
             except OSError:  # a compaction removed segments meanwhile: load from scratch
                 latest = self.snapshot.manifest() or manifest
                 built, manifest, stamp = self._build(latest, None), latest, None
+            except SnapshotDamaged as exc:
+                try:
+                    manifest = self._repair(exc)
+                    built, stamp = self._build(manifest, None), None
+                except Exception:
+                    log.exception("could not rebuild the damaged snapshot; will try again")
+                    return
             except Exception:  # never let a background build take the app down
                 log.exception("could not load the new papers; will try again")
                 return
