@@ -100,6 +100,8 @@ class ExtractiveAnswerer:
             plan.scored,
             s.answer_sentences,
             s.min_sentence_score,
+            per_paper=s.answer_sentences_per_paper,
+            relative=s.answer_sentence_share,
             paper_share=s.answer_paper_share,
             must_cover=plan.cover,
         )

@@ -310,6 +310,19 @@ class Settings(BaseSettings):
         "check) quotes only papers whose search score is at least this share of the top paper's; "
         "1.0 quotes the top paper alone.",
     )
+    answer_sentences_per_paper: int = Field(
+        default=3,
+        ge=1,
+        le=20,
+        description="Most sentences an extractive answer (and the fallback) quotes from one paper.",
+    )
+    answer_sentence_share: float = Field(
+        default=0.7,
+        ge=0.0,
+        le=1.0,
+        description="An extractive answer (and the fallback) quotes only sentences whose score is at "
+        "least this share of the best sentence's.",
+    )
 
     # --- chat app --------------------------------------------------------
     ui_host: str = Field(

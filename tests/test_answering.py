@@ -547,6 +547,32 @@ def test_extractive_answer_quotes_only_papers_close_to_the_top_one(seeded, tmp_p
     assert titles(_over(seeded, answer_paper_share=0.6).ask(ROUTER_QUESTION)) == ["QuokkaRoute", "WombatMoE"]
 
 
+def test_extractive_answer_is_not_made_to_quote_a_second_paper() -> None:
+    """Three sentences, at most two per paper, forced a second paper into every answer whose
+    first paper had three good sentences. Now all three may come from the paper that answers
+    (pure logic of `pick`, with the default settings)."""
+    from assistant.answer.evidence import ScoredSentence
+    from assistant.answer.extractive import pick
+    from assistant.config import Settings
+    from assistant.types import Hit, Paper
+
+    first, second = (Hit(Paper(id=i, label=i, abstract="…"), score) for i, score in (("a", 1.0), ("b", 0.95)))
+    scored = [ScoredSentence(first, f"a{n}", 0.8 - 0.05 * n, n) for n in range(3)]
+    scored.append(ScoredSentence(second, "b0", 0.68, 0))  # below a2, above the floors
+    defaults = {name: f.default for name, f in Settings.model_fields.items()}
+    chosen = pick(
+        scored,
+        defaults["answer_sentences"],
+        defaults["min_sentence_score"],
+        per_paper=defaults["answer_sentences_per_paper"],
+        relative=defaults["answer_sentence_share"],
+        paper_share=defaults["answer_paper_share"],
+    )
+    assert [s.text for s in chosen] == ["a0", "a1", "a2"]
+    before = pick(scored, 3, 0.25, per_paper=2, relative=0.7, paper_share=0.85)
+    assert [s.text for s in before] == ["a0", "a1", "b0"]
+
+
 def test_a_model_sentence_cited_to_two_papers_keeps_the_one_that_supports_it(seeded, tmp_path) -> None:  # type: ignore[no-untyped-def]
     _moe_store(seeded, tmp_path)
     bot = _over(seeded)

@@ -212,3 +212,33 @@ def test_the_light_tokenizer_gives_transformers_ids(folder: Path) -> None:
             got = light.encode(batch)
             for key in want:
                 assert np.array_equal(got[key], want[key]), (key, cap, batch[0][:40])
+
+
+def test_the_light_tokenizer_reads_the_pad_token_and_sides_as_transformers_does(tmp_path: Path) -> None:
+    """An older export names its pad token only in special_tokens_map.json, and a tokenizer
+    may pad or truncate on the left: transformers honours both, so must we."""
+    import json
+    import shutil
+
+    from transformers import AutoTokenizer
+
+    from assistant.index.onnx_queries import Tokens
+
+    source = Settings.bundled_embedder_path()
+    folder = tmp_path / "tok"
+    folder.mkdir()
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt"):
+        if (source / name).is_file():
+            shutil.copy(source / name, folder / name)
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    pad = config.pop("pad_token")
+    config.update(padding_side="left", truncation_side="left")
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    (folder / "special_tokens_map.json").write_text(json.dumps({"pad_token": pad}))
+    reference = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+    batch = ["a short one", "a much longer question about sparse attention in long documents " * 3]
+    want = reference(batch, padding=True, truncation="longest_first", max_length=16, return_tensors="np")
+    got = Tokens(folder, 16).encode(batch)
+    assert want["input_ids"][0][0] == reference.pad_token_id  # left padding, as configured
+    for key in want:
+        assert np.array_equal(got[key], want[key]), key

@@ -19,6 +19,7 @@ from benchmarks.servers import free_port, start, stop
 from tests.conftest import SEEDS
 from ui import render
 from ui.app import respond
+from ui.library_view import LibraryView
 
 CHROMIUM = Path("/usr/bin/chromium")
 XSS = (
@@ -87,7 +88,7 @@ def test_cards_escape_everything() -> None:
 
 def test_corpus_line_and_examples(bot) -> None:
     catalogue = bot.catalogue
-    assert render.corpus_line(catalogue) == "87 abstracts · 5 venues · 2024–2026"
+    assert LibraryView.of(catalogue).line == "87 abstracts · 5 venues · 2024–2026"
     examples = render.examples(catalogue)
     assert len(examples) == 4 and any("Théo Vincent" in e or "Jan Peters" in e for e in examples)
 

@@ -217,10 +217,6 @@ def filters_line(answer: Answer) -> str:
     return f"Filters: {answer.filters.describe()}"
 
 
-def corpus_line(catalogue: Catalogue) -> str:
-    return catalogue.stats().line()
-
-
 def support_summary(sentences: Sequence[SentenceSupport]) -> str:
     counts = {k: 0 for k in BADGES}
     for s in sentences:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from assistant.corpus.records import key_parts
 from assistant.index.snapshot import Loaded, Snapshot
 from assistant.index.store import PAGE, Session, bounded, paper_metadata
 from assistant.text import normalize_doi
@@ -41,7 +42,7 @@ class Changes:
 
 def key_file(key: str) -> str:
     """'refs.bib#id:smith2024' -> 'refs.bib'."""
-    return key.partition("#")[0]
+    return key_parts(key)[0]
 
 
 def without_files(paper: Paper, files: set[str]) -> Paper | None:
@@ -98,7 +99,7 @@ def matching(papers: Iterable[Paper], wanted: Iterable[str]) -> tuple[set[str], 
     for paper in papers:
         names_of = {paper.id, paper.external_id or "", paper.doi or ""}
         for key in paper.keys:  # ids and DOIs name a paper; a title key (records with neither) does not
-            kind, _, name = key.partition("#")[2].partition(":")
+            _, kind, name = key_parts(key)
             if kind in ("id", "doi"):
                 names_of.add(name)
         for name in names:

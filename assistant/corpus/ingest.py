@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -391,19 +392,9 @@ def shared_titles(keys_in: dict[str, dict[str, list[str]]], before: Iterable[Pap
     """Title keys (records with neither id nor DOI) held by two papers, in the files just
     read or in the store as it was before this run: such a title ("Introduction") does
     not say which record was edited, so neither replaces the other."""
-    count: dict[str, int] = {}
-    for by_paper in keys_in.values():
-        for keys in by_paper.values():
-            for key in set(keys):
-                if is_title_key(key):
-                    count[key] = count.get(key, 0) + 1
-    shared = {key for key, n in count.items() if n > 1}
-    count.clear()
-    for paper in before:
-        for key in set(stored_keys(paper)):
-            if is_title_key(key):
-                count[key] = count.get(key, 0) + 1
-    return shared | {key for key, n in count.items() if n > 1}
+    read = Counter(key for by_paper in keys_in.values() for keys in by_paper.values() for key in set(keys))
+    stored = Counter(key for paper in before for key in set(stored_keys(paper)))
+    return {key for counted in (read, stored) for key, n in counted.items() if n > 1 and is_title_key(key)}
 
 
 EDITABLE = ("title", "authors", "venue", "year", "area", "subarea", "comment", "url", "external_id", "doi")

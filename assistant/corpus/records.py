@@ -96,8 +96,15 @@ def title_words(title: str) -> str:
     return " ".join(re.findall(r"\w+", title.casefold()))[:200]
 
 
+def key_parts(key: str) -> tuple[str, str, str]:
+    """A key of `record_keys` read back: 'refs.bib#id:smith2024' -> ('refs.bib', 'id', 'smith2024')."""
+    file, _, identity = key.partition("#")
+    kind, _, value = identity.partition(":")
+    return file, kind, value
+
+
 def is_title_key(key: str) -> bool:
-    return key.partition("#")[2].startswith("title:")
+    return key_parts(key)[1] == "title"
 
 
 def stored_keys(paper: Paper) -> tuple[str, ...]:

@@ -66,7 +66,7 @@ class QueryExport:
         return {
             "format": FORMAT,
             "torch": _version("torch"),
-            "onnxruntime": _version("onnxruntime"),
+            "onnxruntime": _version(*ONNXRUNTIMES),
             "max_tokens": max_tokens,
             "weights": [_weights_entry(p) for p in self._weights()],
         }
@@ -84,7 +84,7 @@ class QueryExport:
             return False
         if recorded.get("torch") != _version("torch") or recorded.get("max_tokens") != max_tokens:
             return False
-        if recorded.get("onnxruntime") != _version("onnxruntime"):
+        if recorded.get("onnxruntime") != _version(*ONNXRUNTIMES):
             return False
         entries = {e["name"]: e for e in recorded.get("weights", [])}
         weights = self._weights()
@@ -102,14 +102,21 @@ class QueryExport:
         return [p for p in sorted(self.model_folder.iterdir()) if p.suffix in (".safetensors", ".bin")]
 
 
-def _version(package: str) -> str | None:
-    """An installed package's version (torch's is "2.13.0+cpu", as `torch.__version__`)."""
+# The distributions that install the `onnxruntime` module: the plain one, or a variant.
+ONNXRUNTIMES = ("onnxruntime", "onnxruntime-openvino", "onnxruntime-gpu", "onnxruntime-directml")
+
+
+def _version(*packages: str) -> str | None:
+    """The version of the first of these distributions installed (torch's is "2.13.0+cpu",
+    as `torch.__version__`)."""
     from importlib.metadata import PackageNotFoundError, version
 
-    try:
-        return version(package)
-    except PackageNotFoundError:
-        return None
+    for package in packages:
+        try:
+            return version(package)
+        except PackageNotFoundError:
+            continue
+    return None
 
 
 def _weights_entry(path: Path) -> dict[str, object]:
@@ -138,10 +145,11 @@ class Tokens:
         from tokenizers import Tokenizer
 
         config = _json(folder / "tokenizer_config.json")
-        pad = config.get("pad_token")
+        # transformers reads the pad token from either file (older exports: the map only)
+        pad = config.get("pad_token") or _json(folder / "special_tokens_map.json").get("pad_token")
         pad = pad.get("content") if isinstance(pad, dict) else pad
         self._tokenizer = tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        tokenizer.enable_truncation(max_length=cap)
+        tokenizer.enable_truncation(max_length=cap, direction=config.get("truncation_side") or "right")
         pad_id = tokenizer.token_to_id(pad) if isinstance(pad, str) else None
         if pad_id is None:
             raise ConfigError(
