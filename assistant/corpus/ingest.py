@@ -457,9 +457,13 @@ def load_checked(session: Session, snapshot: Snapshot) -> Loaded | None:
     try:
         return snapshot.load(manifest)
     except SnapshotDamaged as exc:
-        log.warning("%s; rebuilding the snapshot from the store", exc)
-    manifest = snapshot.rebuild(session.store_id, session.batches())
-    return snapshot.load(manifest)
+        return snapshot.load(rebuild_damaged(session, snapshot, exc))
+
+
+def rebuild_damaged(session: Session, snapshot: Snapshot, damage: SnapshotDamaged) -> Manifest:
+    """Rebuild a damaged snapshot from the store (the caller holds the write lock)."""
+    log.warning("%s; rebuilding the snapshot from the store", damage)
+    return snapshot.rebuild(session.store_id, session.batches())
 
 
 def save_lexical(settings: Settings, snapshot: Snapshot) -> None:

@@ -39,7 +39,8 @@ COMPACT_AFTER = 48  # segments; then they are merged into one
 
 class SnapshotDamaged(StoreError):
     """A segment cannot be read as written (a disk fault, a file cut short or edited by
-    hand). Chroma is the store of record: rebuild the snapshot from it (`repair`)."""
+    hand). Chroma is the store of record: rebuild the snapshot from it
+    (`assistant.corpus.ingest.rebuild_damaged`)."""
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from assistant.config import Settings
-from assistant.corpus.ingest import ingest, save_lexical, sync_snapshot, writing
+from assistant.corpus.ingest import ingest, rebuild_damaged, save_lexical, sync_snapshot, writing
 from assistant.errors import StoreBusyError, StoreError
 from assistant.index import known_stores
 from assistant.index.catalogue import Catalogue
@@ -127,10 +127,9 @@ class Live:
 
     def _repair(self, damage: SnapshotDamaged) -> Manifest:
         """Rebuild a damaged snapshot from Chroma (the store of record) under the write lock."""
-        log.warning("%s; rebuilding the snapshot from the store", damage)
         s = self.settings
         with writing(s, self.store, timeout=WAIT_FOR_WRITER_S), self.store.session() as session:
-            manifest = self.snapshot.rebuild(session.store_id, session.batches())
+            manifest = rebuild_damaged(session, self.snapshot, damage)
             save_lexical(s, self.snapshot)
         return manifest
 
