@@ -33,6 +33,7 @@ from assistant.corpus.changes import Changes, apply, key_file, with_file_sources
 from assistant.corpus.readers import find_corpus_files, iter_papers
 from assistant.corpus.records import Problem, is_title_key, stored_keys
 from assistant.errors import StoreBusyError, StoreError
+from assistant.index import settled
 from assistant.index.embed import Embedder
 from assistant.index.lexical import LexicalIndex
 from assistant.index.snapshot import Loaded, Manifest, Snapshot, SnapshotDamaged
@@ -117,7 +118,18 @@ def writing(settings: Settings, store: VectorStore, timeout: float | None = None
             "folder must be writable (set ASSISTANT_DATA_DIR to a writable folder); nothing was changed."
         ) from exc
     try:
+        # Readers serve the snapshot without opening Chroma only while a stamp says the last
+        # writer finished cleanly: gone from here, back once this writer's body returns.
+        settled.unsettle(settings)
+    except OSError as exc:
+        lock.release()
+        raise StoreError(
+            f"cannot write in {settings.data_dir}: {exc.strerror or exc}. The data folder must be "
+            "writable (set ASSISTANT_DATA_DIR to a writable folder); nothing was changed."
+        ) from exc
+    try:
         yield
+        settled.settle(settings)
     finally:
         lock.release()
 

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from assistant.config import Settings
 from assistant.corpus.ingest import ingest, rebuild_damaged, save_lexical, sync_snapshot, writing
 from assistant.errors import StoreBusyError, StoreError
-from assistant.index import known_stores
+from assistant.index import known_stores, settled
 from assistant.index.catalogue import Catalogue
 from assistant.index.embed import Embedder
 from assistant.index.lexical import LexicalIndex
@@ -93,6 +93,8 @@ class Live:
     # --- opening ---------------------------------------------------------------------------
     def _open(self) -> None:
         s = self.settings
+        if self._open_settled():
+            return
         try:
             with self.store.session() as session:
                 count, store_id = session.count(), session.store_id
@@ -124,6 +126,22 @@ class Live:
             self.notes = (f"{exc}; rebuilt the snapshot from the store, nothing was lost",)
             return
         self._swap(manifest, *built)
+
+    def _open_settled(self) -> bool:
+        """Serve the snapshot as its last writer left it, without opening Chroma, when that
+        writer finished cleanly and nothing changed Chroma since (see `settled`)."""
+        s = self.settings
+        if not (settled.holds(s) and s.lexical_dir.exists()):
+            return False
+        manifest = self.snapshot.manifest()
+        if manifest is None or manifest.count == 0:
+            return False
+        try:
+            built = self._build(manifest, None)
+        except SnapshotDamaged:
+            return False  # checked against the store and repaired, as any other start
+        self._swap(manifest, *built)
+        return True
 
     def _repair(self, damage: SnapshotDamaged) -> Manifest:
         """Rebuild a damaged snapshot from Chroma (the store of record) under the write lock."""
