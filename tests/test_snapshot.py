@@ -63,6 +63,48 @@ def test_author_and_topic_filters_keep_exactly_their_papers() -> None:
     assert not Catalogue([]).mask(Filters(author="Ana Kim")).any()
 
 
+def test_spellings_that_fold_alike_are_one_name_to_every_filter() -> None:
+    papers = [
+        Paper(id="a", label="A", abstract="a", authors=("José Núñez",), venue="NeurIPS", year=2025),
+        Paper(
+            id="b", label="B", abstract="b", authors=("Jose  Nunez", "Ana Kim"), venue="neurips", year=2026
+        ),
+        Paper(id="c", label="C", abstract="c", authors=("Ana Kim",), venue="ICLR", subarea="Theory"),
+    ]
+    catalogue = Catalogue(papers)
+    assert catalogue.mask(Filters(author="jose nunez")).tolist() == [True, True, False]
+    assert catalogue.mask(Filters(venue="NEURIPS")).tolist() == [True, True, False]
+    assert catalogue.mask(Filters(topic="theory")).tolist() == [False, False, True]
+    assert catalogue.mask(Filters(venue="NeurIPS", year_from=2026)).tolist() == [False, True, False]
+    assert catalogue.mask(Filters(author="Ana Kim", venue="ICLR")).tolist() == [False, False, True]
+
+
+def test_a_paper_reads_back_exactly_as_written(tmp_path: Path) -> None:
+    """Every field, non-ASCII text and characters JSON must escape survive the snapshot."""
+    full = Paper(
+        id="p9",
+        label="Zoë’s “quoted” label",
+        abstract='A line\nbreak, a tab\t, a quote " and a separator \u2028 in one abstract.',
+        title="Über alles",
+        authors=("Ana Kim", "Zoë Ørsted"),
+        venue="ICLR",
+        year=2026,
+        area="ML",
+        subarea="Theory",
+        comment="12 pages",
+        url="https://example.org/p9",
+        external_id="2601.00001",
+        sources=("listing.txt:3", "more.bib:1"),
+        doi="10.1234/p9",
+        keys=("more.bib#id:kim2026",),
+    )
+    snapshot = Snapshot(tmp_path / "snap")
+    snapshot.append("store", 2, [full, paper(1)], rows(1, 2))
+    loaded = snapshot.load(snapshot.manifest())  # type: ignore[arg-type]
+    assert loaded.papers == [full, paper(1)]
+    assert isinstance(loaded.papers[0].authors, tuple) and isinstance(loaded.papers[0].keys, tuple)
+
+
 @pytest.mark.parametrize("damage", ["line cut", "not json", "npy cut", "wrong width", "removal garbled"])
 def test_a_damaged_segment_is_refused_not_misread(tmp_path: Path, damage: str) -> None:
     """Papers and vectors are paired by row: a segment that cannot be read as written is

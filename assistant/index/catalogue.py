@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,13 +51,17 @@ class Catalogue:
                 key = keys[text] = fold_text(text)
             return key
 
-        self._year = np.array([p.year if p.year is not None else -1 for p in self.papers], dtype=np.int32)
+        self._year = np.fromiter(
+            (-1 if p.year is None else p.year for p in self.papers), dtype=np.int32, count=n
+        )
         # Venues, authors and topics as integer codes, one array entry per (paper, name) pair, not
         # a set per paper: a filter is one vectorised comparison (a Python loop over 100k
         # sets took tens of ms) and a million papers do not hold a million sets.
-        self._venue = _Names([[fold(p.venue)] if p.venue else [] for p in self.papers])
-        self._authors = _Names([[fold(a) for a in p.authors] for p in self.papers])
-        self._topics = _Names([[fold(t) for t in (p.area, p.subarea, p.topic) if t] for p in self.papers])
+        self._venue = _Names([(p.venue,) if p.venue else () for p in self.papers], fold)
+        self._authors = _Names([p.authors for p in self.papers], fold)
+        self._topics = _Names(
+            [tuple(t for t in (p.area, p.subarea, p.topic) if t) for p in self.papers], fold
+        )
         self.venues = {fold(p.venue): p.venue for p in self.papers if p.venue}
         self.years = sorted({p.year for p in self.papers if p.year is not None})
         self.authors = {fold(a): a for p in self.papers for a in p.authors}
@@ -185,19 +189,19 @@ class Catalogue:
 
 class _Names:
     """Folded names per paper (its venue, authors or topics) as integer codes: entry e is name
-    `codes[e]` of paper `rows[e]`."""
+    `codes[e]` of paper `rows[e]` (a name twice in one paper is two entries: masks ignore it)."""
 
-    def __init__(self, per_paper: Sequence[Sequence[str]]) -> None:
+    def __init__(self, per_paper: Sequence[Sequence[str]], fold: Callable[[str], str]) -> None:
         self.n = len(per_paper)
-        self.code: dict[str, int] = {}
-        codes: list[int] = []
-        counts = np.zeros(len(per_paper), dtype=np.int64)
-        for i, names in enumerate(per_paper):
-            unique = dict.fromkeys(names)
-            counts[i] = len(unique)
-            codes.extend(self.code.setdefault(name, len(self.code)) for name in unique)
-        self.codes = np.array(codes, dtype=np.int32)
-        self.rows = np.repeat(np.arange(len(per_paper), dtype=np.int32), counts)
+        raw = [name for names in per_paper for name in names]
+        # Each spelling folded once, each folded name coded once; the per-entry work is C's
+        # (dict.fromkeys, map): at 100k papers 0.9 s of a cold start became about 0.2 s.
+        folded = {name: fold(name) for name in dict.fromkeys(raw)}
+        self.code: dict[str, int] = {key: i for i, key in enumerate(dict.fromkeys(folded.values()))}
+        spelling = {name: self.code[key] for name, key in folded.items()}
+        self.codes = np.fromiter(map(spelling.__getitem__, raw), dtype=np.int32, count=len(raw))
+        counts = np.fromiter(map(len, per_paper), dtype=np.int64, count=self.n)
+        self.rows = np.repeat(np.arange(self.n, dtype=np.int32), counts)
 
     def mask(self, names: Sequence[str]) -> np.ndarray:
         """Papers that have one of these names."""

@@ -24,10 +24,9 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
+import msgspec
 import numpy as np
-import orjson
 
 from assistant.errors import StoreError
 from assistant.types import Paper
@@ -74,6 +73,11 @@ class Loaded:
         """Add or update these papers. `vectors` may become part of this catalogue without
         a copy: the caller hands it over (a segment just read) and does not change it."""
         vectors = np.asarray(vectors, dtype=np.float32)
+        if not self.papers:  # a start: every paper new unless one repeats (then row by row)
+            index = {p.id: j for j, p in enumerate(papers)}
+            if len(index) == len(papers):
+                self.papers, self.index, self.vectors = list(papers), index, vectors
+                return
         fresh: list[int] = []  # rows of `vectors` that are new papers
         updated: list[tuple[int, int]] = []  # (catalogue row, row of `vectors`)
         for j, paper in enumerate(papers):
@@ -125,11 +129,14 @@ def paper_to_json(paper: Paper) -> str:
     return json.dumps(asdict(paper), ensure_ascii=False)
 
 
+# msgspec decodes straight into `Paper` (types checked, lists made tuples), a whole segment
+# per call: 7.7 µs a paper against 21.6 µs for orjson and `Paper(**fields)`, and every cold
+# start reads every paper.
+_PAPER = msgspec.json.Decoder(Paper)
+
+
 def paper_from_json(line: str | bytes) -> Paper:
-    data: dict[str, Any] = orjson.loads(line)  # 3× json's speed: a 100k cold start parses them all
-    for key in ("authors", "sources", "keys"):
-        data[key] = tuple(data.get(key) or ())
-    return Paper(**data)
+    return _PAPER.decode(line)
 
 
 class Snapshot:
@@ -208,7 +215,8 @@ class Snapshot:
         A missing file raises OSError (a compaction removed it: load again); anything
         else unreadable raises SnapshotDamaged, so a paper is never paired with another
         paper's vector."""
-        lines = (self.folder / f"{name}.jsonl").read_bytes().splitlines()
+        data = (self.folder / f"{name}.jsonl").read_bytes()
+        rows = data.count(b"\n") + (not data.endswith(b"\n") and bool(data))  # no line list: 0.2 s at 100k
         try:
             vectors = np.load(self.folder / f"{name}.npy")
         except FileNotFoundError:
@@ -217,19 +225,26 @@ class Snapshot:
             raise SnapshotDamaged(
                 f"snapshot segment {name}.npy in {self.folder} cannot be read ({exc})"
             ) from exc
-        if vectors.ndim != 2 or len(vectors) != len(lines):
+        if vectors.ndim != 2 or len(vectors) != rows:
             raise SnapshotDamaged(
-                f"snapshot segment {name} in {self.folder} lists {len(lines)} papers but holds "
+                f"snapshot segment {name} in {self.folder} lists {rows} papers but holds "
                 f"{len(vectors) if vectors.ndim == 2 else 'no matrix of'} vectors"
             )
-        papers = []
-        for n, line in enumerate(lines, 1):
-            try:
-                papers.append(paper_from_json(line))
-            except (ValueError, TypeError) as exc:
-                raise SnapshotDamaged(
-                    f"snapshot segment {name}.jsonl in {self.folder}, line {n}, is not a paper ({exc})"
-                ) from exc
+        try:
+            papers: list[Paper] = _PAPER.decode_lines(data)
+        except msgspec.MsgspecError:
+            papers = []
+        if len(papers) != rows:  # a line that is not a paper (decode_lines skips blank ones): which?
+            papers = []
+            for n, line in enumerate(data.splitlines(), 1):
+                try:
+                    papers.append(paper_from_json(line))
+                except msgspec.MsgspecError as exc:
+                    raise SnapshotDamaged(
+                        f"snapshot segment {name}.jsonl in {self.folder}, line {n}, is not a paper ({exc})"
+                    ) from exc
+            if len(papers) != rows:
+                raise SnapshotDamaged(f"snapshot segment {name}.jsonl in {self.folder} has broken lines")
         return papers, vectors
 
     def _removed(self, name: str) -> list[str]:
