@@ -276,7 +276,7 @@ def test_a_damaged_snapshot_is_rebuilt_from_the_store_and_loses_nothing(seeded) 
 
 def test_a_settled_store_is_served_without_opening_chroma(seeded, tmp_path: Path) -> None:
     """A store whose last writer finished cleanly is served from its snapshot: a fresh
-    process answers without importing chromadb (1.4–3 s of a 100k cold start). A copied
+    process answers without importing chromadb (1.8–3.2 s of a 100k cold start). A copied
     store is checked against Chroma until its next write (the stamp names Chroma's file)."""
     data = seeded.settings.data_dir
     extra = tmp_path / "extra.jsonl"
@@ -323,3 +323,31 @@ def test_a_writer_stopped_between_chroma_and_the_snapshot_is_caught_up_at_the_ne
         again.search("Damselfly wing venation", k=1, detect=False)[0].paper.title == "Damselfly wing venation"
     )
     assert list(data.glob("*.settled"))  # that start caught up under the write lock
+
+
+def test_a_write_to_the_other_index_keeps_this_ones_stamp(seeded, tmp_path: Path) -> None:
+    """The fast and strong indexes share Chroma's file: a clean write to one carries the
+    other's stamp over, so the default app (`embedder=auto`, the strong index built in the
+    background) still starts without opening Chroma."""
+    import numpy as np
+
+    from assistant.corpus.ingest import writing
+    from assistant.index import settled
+    from assistant.index.snapshot import Snapshot
+    from assistant.index.store import VectorStore
+    from assistant.types import Paper
+
+    extra = tmp_path / "extra.jsonl"
+    extra.write_text(json.dumps({"title": "Damselfly wing venation", "abstract": "We measure " * 20}) + "\n")
+    assert seeded.ingest([extra], progress=False).added == 1
+    assert settled.holds(seeded.settings)
+    strong = seeded.settings.replace(embedder="embeddinggemma-300m")
+    store = VectorStore(strong)
+    papers = [
+        Paper(id=f"s{i}", label=f"S{i}", abstract=f"Abstract {i}: " + "words " * 300) for i in range(100)
+    ]
+    vectors = np.random.default_rng(0).random((len(papers), 8), dtype=np.float32)
+    with writing(strong, store), store.session() as session:
+        session.add(papers, vectors)
+        Snapshot(strong.snapshot_dir).append(session.store_id, session.count(), papers, vectors)
+    assert settled.holds(strong) and settled.holds(seeded.settings)

@@ -105,6 +105,21 @@ def test_a_paper_reads_back_exactly_as_written(tmp_path: Path) -> None:
     assert isinstance(loaded.papers[0].authors, tuple) and isinstance(loaded.papers[0].keys, tuple)
 
 
+def test_a_line_with_loose_types_is_read_as_before_not_refused(tmp_path: Path) -> None:
+    """A snapshot rebuilt from metadata another program wrote (a year as text, a null list)
+    is read as it was before msgspec, not taken for damage and rebuilt at every start."""
+    import json
+
+    snapshot = Snapshot(tmp_path / "snap")
+    snapshot.append("store", 2, [paper(1), paper(2)], rows(1, 2))
+    segment = next((tmp_path / "snap").glob("seg-*.jsonl"))
+    lines = segment.read_text().splitlines()
+    loose = json.loads(lines[1]) | {"year": "2024", "authors": None}
+    segment.write_text("\n".join([lines[0], json.dumps(loose)]) + "\n")
+    loaded = snapshot.load(snapshot.manifest())  # type: ignore[arg-type]
+    assert [p.id for p in loaded.papers] == ["p1", "p2"] and loaded.papers[1].authors == ()
+
+
 @pytest.mark.parametrize("damage", ["line cut", "not json", "npy cut", "wrong width", "removal garbled"])
 def test_a_damaged_segment_is_refused_not_misread(tmp_path: Path, damage: str) -> None:
     """Papers and vectors are paired by row: a segment that cannot be read as written is

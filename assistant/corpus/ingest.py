@@ -120,7 +120,7 @@ def writing(settings: Settings, store: VectorStore, timeout: float | None = None
     try:
         # Readers serve the snapshot without opening Chroma only while a stamp says the last
         # writer finished cleanly: gone from here, back once this writer's body returns.
-        settled.unsettle(settings)
+        others = settled.unsettle(settings)
     except OSError as exc:
         lock.release()
         raise StoreError(
@@ -129,7 +129,7 @@ def writing(settings: Settings, store: VectorStore, timeout: float | None = None
         ) from exc
     try:
         yield
-        settled.settle(settings)
+        settled.settle(settings, others)
     finally:
         lock.release()
 

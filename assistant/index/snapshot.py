@@ -136,7 +136,18 @@ _PAPER = msgspec.json.Decoder(Paper)
 
 
 def paper_from_json(line: str | bytes) -> Paper:
-    return _PAPER.decode(line)
+    """A paper from its line: types checked by msgspec, or, for a line msgspec refuses (a
+    snapshot rebuilt from metadata another program wrote: a year as text, a null list), read
+    as before msgspec, unchecked. Raises ValueError or TypeError for a line that is no paper."""
+    try:
+        return _PAPER.decode(line)
+    except msgspec.ValidationError:
+        data = json.loads(line)
+        if not isinstance(data, dict):
+            raise
+        for key in ("authors", "sources", "keys"):
+            data[key] = tuple(data.get(key) or ())
+        return Paper(**data)
 
 
 class Snapshot:
@@ -239,7 +250,7 @@ class Snapshot:
             for n, line in enumerate(data.splitlines(), 1):
                 try:
                     papers.append(paper_from_json(line))
-                except msgspec.MsgspecError as exc:
+                except (ValueError, TypeError) as exc:
                     raise SnapshotDamaged(
                         f"snapshot segment {name}.jsonl in {self.folder}, line {n}, is not a paper ({exc})"
                     ) from exc

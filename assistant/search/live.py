@@ -138,8 +138,8 @@ class Live:
             return False
         try:
             built = self._build(manifest, None)
-        except SnapshotDamaged:
-            return False  # checked against the store and repaired, as any other start
+        except (SnapshotDamaged, OSError):  # damaged, or compacted meanwhile: as any other start
+            return False
         self._swap(manifest, *built)
         return True
 
