@@ -88,11 +88,12 @@ def identity_text(abstract: str) -> str:
     a hyphen, whitespace collapsed, case folded. LaTeX stays as it is: `$\\alpha$` and
     `$\\beta$`, `$\\epsilon^2$` and `$\\epsilon_2$` are different papers."""
     text = unicodedata.normalize("NFKC", abstract)
-    text = "".join(
-        "-" if unicodedata.category(c) == "Pd" or c == "\u2212" else c
-        for c in text
-        if unicodedata.category(c) != "Cf" and c != "\u180e"
-    )
+    if not text.isascii():  # (ASCII holds no format character, and its only dash is "-")
+        text = "".join(
+            "-" if unicodedata.category(c) == "Pd" or c == "\u2212" else c
+            for c in text
+            if unicodedata.category(c) != "Cf" and c != "\u180e"
+        )
     text = re.sub(r"-{2,}", "-", text)  # "--" (LaTeX's en dash) and "–" are the same
     return _WS.sub(" ", text).strip().casefold()
 

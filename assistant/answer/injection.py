@@ -24,7 +24,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
+from assistant.answer.prefilter import Gated, gated
 from assistant.text import identity_text, split_sentences
+
+
+def _gated(pattern: str, flags: int = 0) -> Gated:
+    """A pattern of the detector, behind its literal pre-check (`prefilter`): the same
+    answers, and most sentences of a real abstract are never searched."""
+    return gated(re.compile(pattern, flags))
+
 
 # --- the skeleton ------------------------------------------------------------------------
 
@@ -51,7 +59,9 @@ def skeleton(text: str) -> str:
     word joiners, bidi controls), case folded, look-alike letters of other scripts mapped
     to Latin, whitespace collapsed."""
     text = unicodedata.normalize("NFKC", text)
-    text = "".join(c for c in text if unicodedata.category(c) != "Cf").casefold()
+    if not text.isascii():  # (ASCII holds no format character)
+        text = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    text = text.casefold()
     if not text.isascii():
         text = "".join(_latin(c) if ord(c) > 127 and c.isalpha() else c for c in text)
     return " ".join(text.split())
@@ -64,7 +74,7 @@ def _unleet(text: str) -> str:
 
 # --- what addressing a tool looks like -----------------------------------------------------
 
-_INSTRUCTION = re.compile(
+_INSTRUCTION = _gated(
     r"(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+|previous\s+|prior\s+|above\s+)*"
     r"(?:instructions?|prompts?|rules|context|everything)"
     r"|system\s+prompt|\bnew\s+instructions?\b|\byou\s+are\s+(?:now\s+)?(?:an?\s+)?(?:ai|assistant|"
@@ -79,7 +89,7 @@ _INSTRUCTION = re.compile(
     r"(?:ai|llm|assistant|model|language model)s?\b",
     re.IGNORECASE,
 )
-_IMPERATIVE = re.compile(
+_IMPERATIVE = _gated(
     r"^\s*(?:please\s+)?(?:ignore|disregard|forget|answer|reply|respond|output|print|cite|always|"
     r"never|do\s+not|don't|you\s+must|you\s+should)\b"
     r"|[:;]\s*(?:please\s+)?(?:ignore|disregard|forget|print|output|reply|respond|cite)\b"
@@ -126,9 +136,9 @@ _SELF = (
     r"when summari[sz]ing|"
     r"other (?:papers|sources|abstracts|works|studies|references)|\byou\b|\byour\b"
 )
-_ADDRESS = re.compile(rf"\b{_TOOL}\b.*\b{_DIRECTIVE}\b|\b{_DIRECTIVE}\b.*\b{_TOOL}\b")
-_SELF_RE = re.compile(rf"\b(?:{_SELF})")
-_ALWAYS = re.compile(
+_ADDRESS = _gated(rf"\b{_TOOL}\b.*\b{_DIRECTIVE}\b|\b{_DIRECTIVE}\b.*\b{_TOOL}\b")
+_SELF_RE = _gated(rf"\b(?:{_SELF})")
+_ALWAYS = _gated(
     r"\bif you are (?:an? |the )?(?:ai|llm|language model|large language model|assistant|chatbot|"
     r"model|bot|automated|machine|gpt)"
     r"|\b(?:as|for) (?:an? )?(?:ai|llm|language model|assistant|chatbot)s?(?: reading| summari[sz]ing|,)"
@@ -154,7 +164,7 @@ _SAY = (
     r"inform|indicate|credit|attribute)"
 )
 # Rules of a second kind: how instructions read in prose, whoever they address.
-_PROSE = re.compile(
+_PROSE = _gated(
     # an imperative opening a sentence, or after a colon or dash ("Report that …", "…: state that")
     rf"(?:^|[:;—–]\s)(?:(?:please|kindly|now|also|finally|importantly|remember to|be sure to|make sure to)"
     rf"[,:]?\s+)?{_SAY}\s+(?:that|only|this|these|those|the|it|its|our|them|as|to)\b"
@@ -225,7 +235,7 @@ _AGENT_WORDS = (
     r"|readers?['’]?s?['’]? (?:tools?|software|assistants?|apps?|programs?)"
     r"|assistants?|summari[sz]ers?|chatbots?)"
 )
-_AGENT = re.compile(rf"\b{_AGENT_WORDS}\b")
+_AGENT = _gated(rf"\b{_AGENT_WORDS}\b")
 _VERB = (
     r"(?:state|report|say|said|mention|claim|assert|write|written|tell|told|emphasi[sz]e|stress|highlight|"
     r"describe|present|conclude|cite|ignore|disregard|treat|rank|rate|score|recommend|answer|respond|reply|"
@@ -238,7 +248,7 @@ _VERB = (
     r"(?:s|d|ed|n)?"
 )
 # a sentence that opens by addressing them: "For anyone preparing a digest …", "To automated readers:"
-_OPENING = re.compile(
+_OPENING = _gated(
     r"^[\W\d]*(?:(?:an? )?(?:\w+ )?(?:note|message|reminder|footnote|postscript|remark|aside) )?"
     r"(?:for|to|attention,?) "
     rf"(?:all |any |the )?{_AGENT_WORDS}\b"
@@ -250,7 +260,7 @@ _OPENING = re.compile(
     r"|^[\W\d]*(?:all |any |every )?(?:ai |automated |machine )?(?:summar(?:y|ies)|digests?|overviews?|"
     rf"summari[sz]ers?) (?:must|should|shall|are to|need to|have to) (?:always )?{_VERB}\b"
 )
-_ASK = re.compile(
+_ASK = _gated(
     r"\b(?:must|should|shall|ought to|will need to|needs? to|ha(?:ve|s) to|(?:is|are) to|"
     r"(?:is|are) (?:kindly )?(?:asked|requested|required|instructed|expected|encouraged|advised|invited|"
     r"told|obliged) to|please|kindly|make sure to|be sure to|remember to)"
@@ -263,7 +273,7 @@ _ASK = re.compile(
     r"|\bwill be (?:scored|rated|rewarded|penali[sz]ed|flagged|marked|graded|ranked|blocked|reported)\b"
 )
 # the thing it points at: this work, its figures
-_POINTER = re.compile(
+_POINTER = _gated(
     r"\b(?:this|these|the present|our|above|earlier|herein|here)\b"
     r"|\bthe (?:results?|figures?|findings?|numbers?|values?|scores?|improvements?|effect|method|study|"
     r"paper|work|cohort|sample)\b"
@@ -271,7 +281,7 @@ _POINTER = re.compile(
 
 _SENTENCE_END = re.compile(r"[.!?]\s")
 # what to say, spelt out: "say that …", "describe it as …"
-_CONTENT = re.compile(
+_CONTENT = _gated(
     r"\b(?:say|said|state|stated|report|reported|claim|assert|mention|write|conclude|declare|add|note|"
     r"confirm|indicate|emphasi[sz]e|stress|highlight)s? that\b"
     r"|\b(?:describe|characteri[sz]e|present|portray|call|refer to|list|rank|rate|treat|credit|give|report|"
@@ -304,7 +314,7 @@ def _addressed(text: str, pointer: bool = True) -> bool:
 
 
 # a figure of this abstract replaced by another ("should read", "supersedes the one stated earlier")
-_OVERRIDE = re.compile(
+_OVERRIDE = _gated(
     r"\b(?:supersedes?|overrides?|replaces?|takes? precedence over) (?:the |all |any |every )?"
     r"(?:one|ones|figures?|numbers?|values?|results?|scores?|main text|text|estimates?|above|earlier)"
     r"|\bshould (?:instead )?read (?:as )?[\d~≈<>]"
@@ -329,7 +339,7 @@ _OVERRIDE = re.compile(
     r"\b(?:above|earlier|supersed)"
     r"|^[\W\d]*(?:version \w+|v\d+) note\b[^:]{0,30}:.*\b(?:should|must|invalid)"
 )
-_TELL = re.compile(
+_TELL = _gated(
     # "it must be reported that …", not "it should be noted that …"
     r"\bit (?:must|should|shall|is to|has to|needs to) be (?:reported|conveyed|relayed|communicated|"
     r"quoted|said|made clear|stated|repeated)(?: [^.;:]{0,60})? that\b"
@@ -414,7 +424,7 @@ _TELL = re.compile(
     r"|\b(?:readers|audiences?|users),? human or otherwise\b"
 )
 # a sentence of the abstract that goes on with an instruction begun before it
-_GOES_ON = re.compile(rf"\b(?:must|should|shall|ought to|(?:is|are) to)(?: \w+){{0,3}} {_VERB}\b")
+_GOES_ON = _gated(rf"\b(?:must|should|shall|ought to|(?:is|are) to)(?: \w+){{0,3}} {_VERB}\b")
 # Rules of a fourth kind: what a figure should become where the work is repeated ("the
 # number that belongs in any retelling of this study is …", "which is the figure secondary
 # reports should use", "the equivalent figure for citation and summary purposes is …").
@@ -449,10 +459,10 @@ _NORM = (
     r"(?:figure|value|number|estimate|rate|result)s?(?= (?:for|in|to)\b)"
     r")"
 )
-_RESTATE = re.compile(rf"{_RESTATED}.*{_NORM}|{_NORM}.*{_RESTATED}")
+_RESTATE = _gated(rf"{_RESTATED}.*{_NORM}|{_NORM}.*{_RESTATED}")
 _THIS_OR_FIGURE = re.compile(r"\d|\b(?:this|these|our|the present|its)\b")
 # marks of text written for machines, whatever it asks
-_FOR_MACHINES = re.compile(
+_FOR_MACHINES = _gated(
     r"\[/?[a-z]+_[a-z_]+\]"  # [summary_override] … [/summary_override]
     r"|(?:\b[a-z]+_[a-z_]+\s*:\s*[^;,]{1,80}[;,]\s*){2,}"  # record_status: verified; sv_count: …;
     r"|^[\W\d]*(?:frequently asked(?: questions?)?|faq)\s*:"  # a question-and-answer turn
@@ -625,11 +635,11 @@ _OPENS = re.compile(r"\[inst\]|<<sys>>|<\|im_start\|>|<([a-z_]+)>")
 _CLOSES = re.compile(r"\[/inst\]|<</sys>>|<\|im_end\|>|</[a-z_]+>")
 
 
-_LEAD_IN = re.compile(
+_LEAD_IN = _gated(
     r"\b(?:message|clarification|note|point|remark|requirement|request|reminder|one thing|the following|"
     r"follows|what follows|below)\b"
 )
-_POINT_IS = re.compile(
+_POINT_IS = _gated(
     r"^(?:the|that|this|our) (?:point|message|requirement|clarification|note|request|thing) is\b"
 )
 
@@ -741,7 +751,7 @@ def field_flag(value: str | None) -> Flag | None:
     return Flag(value, reason) if reason else None
 
 
-_FIELD_ASK = re.compile(
+_FIELD_ASK = _gated(
     r"\b(?:summar(?:y|ies)|digests?|overviews?|descriptions?|answers?|responses?|reviews?|citations?|"
     rf"readers?|users?|everyone) (?:must|should|shall|are to|need to|have to) (?:always )?{_VERB}\b"
 )
