@@ -31,6 +31,10 @@ the corpus when the set is loaded, so ids may change without the sets going stal
   (half name what it measures in other words; 16 figures in LaTeX, 11 are "two …"), 10
   near-misses asking for a figure the abstract does not give, 10 near-topic off-corpus
   questions. Written to measure the figure anchoring of the citation check blind;
+- `heldout8.jsonl`: an eighth blind set, committed on its own (a864c9f) before anything was
+  measured on it, by a helper who read only the seeds: 40 paraphrases asking for one fact
+  each, on the 40 abstracts the other sets use least (one each), 10 near-misses, 10
+  near-topic off-corpus questions;
 - `offcorpus.jsonl`: 50 questions no abstract answers, most about subjects next to
   the corpus's (dueling bandits, flow matching), written and checked by the same helper.
 """
@@ -54,6 +58,7 @@ HELDOUT4_QUESTIONS = HERE / "questions" / "heldout4.jsonl"
 HELDOUT5_QUESTIONS = HERE / "questions" / "heldout5.jsonl"
 HELDOUT6_QUESTIONS = HERE / "questions" / "heldout6.jsonl"
 HELDOUT7_QUESTIONS = HERE / "questions" / "heldout7.jsonl"
+HELDOUT8_QUESTIONS = HERE / "questions" / "heldout8.jsonl"
 OFFCORPUS_QUESTIONS = HERE / "questions" / "offcorpus.jsonl"
 SETS = {
     "heldout": HELDOUT_QUESTIONS,
@@ -63,6 +68,7 @@ SETS = {
     "heldout5": HELDOUT5_QUESTIONS,
     "heldout6": HELDOUT6_QUESTIONS,
     "heldout7": HELDOUT7_QUESTIONS,
+    "heldout8": HELDOUT8_QUESTIONS,
     "seeds": SEED_QUESTIONS,
     "offcorpus": OFFCORPUS_QUESTIONS,
 }
