@@ -2,13 +2,14 @@
 
 The instruction detector runs a few dozen long alternations over every sentence of every
 abstract it reads, alone and in windows of two and three, and Python's `re` tries each of
-them at every position: ~40 ms an abstract. Almost every sentence of a real abstract holds
-none of the words any branch needs. `gated(pattern)` works out, from the pattern's parse
-tree, a set of strings at least one of which is inside every text the pattern can match
-(the required factors that code search engines index on), and runs the pattern only on a
-text that holds one. The answer is the pattern's own: the check only skips texts on which
-the pattern cannot match. Where the analysis cannot tell (a branch that needs no literal,
-an inline flag), the pattern simply always runs.
+them at every position (~23 ms an abstract). Almost every sentence of a real abstract
+holds none of the words the branches need. `requirements(pattern)` reads the pattern's
+parse tree and lists, for each top-level branch, the stretches of literals every match of
+it holds (the required factors code search engines index on); `gated(pattern)` runs the
+pattern only on a text that meets one branch's list, found in one Aho-Corasick pass. The
+answer is the pattern's own: the check only skips texts on which the pattern cannot
+match. Where the analysis cannot tell (a branch that needs no literal, an inline flag),
+the pattern simply always runs.
 """
 
 from __future__ import annotations
@@ -105,13 +106,13 @@ def _clauses(
         if found is not None and found not in clauses:
             clauses.append(found)
 
-    run: frozenset[str] | None = frozenset({""})  # the exact strings of the current stretch
+    run: frozenset[str] = frozenset({""})  # the exact strings of the current stretch
     whole: frozenset[str] | None = frozenset({""})  # the exact strings of the whole sequence
     for item in items:
         info = _node(item, fold)
         if info.exact is None:  # (exact strings are kept as part of their stretch)
             keep(info.requirement())
-        if info.exact is not None and run is not None and len(run) * len(info.exact) <= _MAX_SET:
+        if info.exact is not None and len(run) * len(info.exact) <= _MAX_SET:
             run = frozenset(a + b for a, b in product(run, info.exact))
         else:
             keep(_Info(run, None).requirement())
