@@ -274,6 +274,45 @@ def test_a_damaged_snapshot_is_rebuilt_from_the_store_and_loses_nothing(seeded) 
     assert again.stats().papers == count + 1 and not again.notes
 
 
+def test_a_reload_after_a_compaction_that_meets_a_damaged_snapshot_repairs_it(
+    seeded, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A serving process that reloads after another one wrote can find segments gone (a
+    compaction) and then, reading the latest snapshot from scratch, a damaged one: it is
+    rebuilt from Chroma and served, not raised out of the reload."""
+    from assistant.search.live import Live
+
+    data = seeded.settings.data_dir
+    serving = Assistant(data_dir=data, corpus=[], backend="extractive")
+    count = serving.stats().papers
+    extra = tmp_path / "extra.jsonl"
+    extra.write_text(json.dumps({"title": "Damselfly wing venation", "abstract": "We measure " * 20}) + "\n")
+    assert (
+        Assistant(data_dir=data, corpus=[], backend="extractive").ingest([extra], progress=False).added == 1
+    )
+    shifted = _damage(seeded.settings.snapshot_dir)
+    real, calls = Live._build, []
+
+    def compacted_first(self: Live, manifest: object, known: object) -> object:
+        calls.append(known is not None)
+        if len(calls) == 1:
+            raise FileNotFoundError("seg-0001.jsonl")  # removed by a compaction meanwhile
+        return real(self, manifest, known)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Live, "_build", compacted_first)
+    live = serving.live
+    manifest = live.snapshot.manifest()
+    assert manifest is not None
+    live._update(manifest)
+    assert calls[0] and len(calls) == 3  # new segments only; from scratch (damaged); after the repair
+    assert serving.stats().papers == count + 1
+    assert serving.search(shifted, k=1, detect=False)[0].paper.label == shifted
+    assert (
+        serving.search("Damselfly wing venation", k=1, detect=False)[0].paper.title
+        == "Damselfly wing venation"
+    )
+
+
 def test_a_settled_store_is_served_without_opening_chroma(seeded, tmp_path: Path) -> None:
     """A store whose last writer finished cleanly is served from its snapshot: a fresh
     process answers without importing chromadb (1.8–3.2 s of a 100k cold start). A copied

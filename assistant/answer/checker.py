@@ -42,6 +42,10 @@ from assistant.index.embed import Embedder
 from assistant.text import fold
 from assistant.types import Citation, Hit, SentenceSupport
 
+# "described in (1) [1]": the model's own way of citing, written next to ours; the
+# parenthesised number goes (an enumeration's "(1)" is kept: no matching marker follows).
+_ECHOED_NUMBER = re.compile(r"\((\d+)\)\s*(?=\[\1\])")
+
 
 @dataclass
 class Checker:
@@ -89,6 +93,7 @@ class Checker:
 
     def check(self, raw_sentence: str) -> str:
         """The sentence with checked, renumbered citations (markers before the final stop)."""
+        raw_sentence = _ECHOED_NUMBER.sub("", raw_sentence)
         given, body = markers(raw_sentence)
         if not body:
             return ""

@@ -219,21 +219,32 @@ class Live:
                 return
             known = self._loaded.copy() if same_store and self._loaded is not None else None
             try:
-                built = self._build(manifest, known)
-            except OSError:  # a compaction removed segments meanwhile: load from scratch
-                latest = self.snapshot.manifest() or manifest
-                built, manifest, stamp = self._build(latest, None), latest, None
-            except SnapshotDamaged as exc:
-                try:
-                    manifest = self._repair(exc)
-                    built, stamp = self._build(manifest, None), None
-                except Exception:
-                    log.exception("could not rebuild the damaged snapshot; will try again")
-                    return
+                built, manifest, stamp = self._load(manifest, known, stamp)
             except Exception:  # never let a background build take the app down
                 log.exception("could not load the new papers; will try again")
                 return
             self._swap(manifest, *built, stamp)
+
+    def _load(
+        self, manifest: Manifest, known: Loaded | None, stamp: tuple[int, int] | None
+    ) -> tuple[tuple[HybridRetriever, Loaded], Manifest, tuple[int, int] | None]:
+        """`_build`, and what to do when it fails: segments removed by a compaction meanwhile
+        mean loading the latest snapshot from scratch; a damaged one is rebuilt from Chroma
+        first. The reload can meet either in turn (a compaction that left a damaged
+        segment), so it is handled the same way; a third failure is the caller's."""
+        try:
+            return self._build(manifest, known), manifest, stamp
+        except SnapshotDamaged as exc:
+            manifest = self._repair(exc)
+        except OSError:
+            manifest = self.snapshot.manifest() or manifest
+        try:
+            return self._build(manifest, None), manifest, None
+        except SnapshotDamaged as exc:
+            manifest = self._repair(exc)
+        except OSError:
+            manifest = self.snapshot.manifest() or manifest
+        return self._build(manifest, None), manifest, None
 
     def _follow_server(self, now: float, force: bool) -> None:
         """A Chroma server may be written by other machines: compare its count now and then."""
