@@ -21,6 +21,7 @@ from assistant.corpus.strong_index import (
     Builder,
     IndexStatus,
     build,
+    built_elsewhere,
     index_embedder,
     mirror,
     strong_count,
@@ -251,12 +252,21 @@ class Assistant:
         problem = (
             None if usable else "not installed: `python -m assistant.model_files install embeddinggemma-300m`"
         )
+        elsewhere = None if building or built >= n else built_elsewhere(strong.settings)
         if usable and self._builder is not None and self._builder.error:
             problem = f"the last build failed: {self._builder.error}"
         questions = self._questions_via(strong if complete else self)
         abstracts = strong.embedder.document_route if usable else self.embedder.document_route
         return IndexStatus(
-            answering, n, strong.settings.index_embedder, built, building, problem, questions, abstracts
+            answering,
+            n,
+            strong.settings.index_embedder,
+            built,
+            building,
+            elsewhere,
+            problem,
+            questions,
+            abstracts,
         )
 
     @staticmethod

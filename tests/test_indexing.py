@@ -4,6 +4,7 @@ built beside it (resumable, in the background in the app) and answers once compl
 from __future__ import annotations
 
 import json
+import subprocess
 import threading
 from pathlib import Path
 
@@ -43,7 +44,21 @@ def test_fast_index_answers_until_the_strong_one_is_complete(tmp_path: Path) -> 
         0,
         6,
     )
-    assert "not built" in status.line()
+    assert status.line().endswith(
+        "not complete: the app builds the rest while it serves, or run `assistant index`"
+    )
+    # A build running in another process (its marker, renewed every batch) is named as such.
+    other = subprocess.Popen(["sleep", "60"])
+    try:
+        marker = bot.strong.settings.snapshot_dir.with_name(
+            bot.strong.settings.snapshot_dir.name + ".building"
+        )
+        marker.write_text(str(other.pid))
+        assert bot.index_status().line().endswith(f"being built by process {other.pid}")
+    finally:
+        other.kill()
+        other.wait()
+    assert bot.index_status().line().endswith("or run `assistant index`")  # that process is gone
     assert bot.live.retriever().catalogue.vectors.shape[1] == 384
 
     done: list[tuple[int, int]] = []

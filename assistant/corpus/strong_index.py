@@ -11,10 +11,13 @@ where it stopped. Search switches to the strong index once it holds every paper.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
+from pathlib import Path
 
 from assistant.config import Settings
 from assistant.corpus.changes import Changes, apply
@@ -40,6 +43,7 @@ class IndexStatus:
     strong: str | None = None  # the strong index's embedder (embedder=auto), else None
     strong_papers: int = 0  # papers in the strong index so far
     building: bool = False  # a build runs in this process
+    elsewhere: int | None = None  # the process id of another process building it now
     problem: str | None = None  # why the strong index cannot be used (not installed, …)
     questions: str = ""  # what embeds questions for the answering index: "openvino", "onnx" or "torch"
     abstracts: str = ""  # what embeds abstracts for the index being built: "openvino" or "torch"
@@ -58,7 +62,12 @@ class IndexStatus:
             return f"search: {self.answering} index{via} ({self.strong}: {self.problem})"
         if self.complete:
             return f"search: {self.strong} index ({self.strong_papers} papers){via}"
-        state = "building" if self.building else "not built: `assistant index` or the app builds it"
+        if self.building:
+            state = "building"
+        elif self.elsewhere is not None:
+            state = f"being built by process {self.elsewhere}"
+        else:
+            state = "not complete: the app builds the rest while it serves, or run `assistant index`"
         return (
             f"search: {self.answering} index{via}; {self.strong} index {self.strong_papers}/{self.papers} "
             f"papers, {state}"
@@ -84,6 +93,33 @@ def strong_count(settings: Settings) -> int:
     """Papers in the index of `settings` according to its snapshot (no store read)."""
     manifest = Snapshot(settings.snapshot_dir).manifest()
     return manifest.count if manifest is not None else 0
+
+
+FRESH_S = 60.0  # a build's marker renewed this recently is taken to be a running build
+
+
+def _marker(settings: Settings) -> Path:
+    return settings.snapshot_dir.with_name(settings.snapshot_dir.name + ".building")
+
+
+def built_elsewhere(settings: Settings) -> int | None:
+    """The process id of another process building the index of `settings` now (a build
+    renews its marker before every batch and removes it when it ends), else None."""
+    marker = _marker(settings)
+    try:
+        pid = int(marker.read_text())
+        fresh = time.time() - marker.stat().st_mtime < FRESH_S
+    except (OSError, ValueError):
+        return None
+    if pid == os.getpid() or not fresh:
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:  # alive, another user's
+        pass
+    return pid
 
 
 def mirror(papers: Sequence[Paper], store: VectorStore, settings: Settings) -> int:
@@ -132,26 +168,34 @@ def build(
         existing = sync_snapshot(session, snapshot)
     todo = [p for p in papers if p.id not in existing]
     added = 0
-    for start in range(0, len(todo), size):
-        if before_batch is not None:
-            before_batch()
-        if stop is not None and stop.is_set():
-            break
-        batch = [bounded(p) for p in todo[start : start + size]]
-        vectors = embedder.encode_documents(batch)  # outside the lock: this is the slow part
-        with writing(settings, store, timeout=LOCK_WAIT_S), store.session() as session:
-            manifest = snapshot.manifest()
-            if manifest is None or manifest.count != len(existing):  # another builder wrote
-                existing = sync_snapshot(session, snapshot)
-            keep = [i for i, p in enumerate(batch) if p.id not in existing]
-            if keep:
-                fresh = [batch[i] for i in keep]
-                session.add(fresh, vectors[keep])
-                existing.update(p.id for p in fresh)
-                snapshot.append(session.store_id, len(existing), fresh, vectors[keep])
-                added += len(fresh)
-        if progress is not None:
-            progress(min(start + size, len(todo)), len(todo))
+    marker = _marker(settings)
+    try:
+        for start in range(0, len(todo), size):
+            with suppress(OSError):  # only a status line depends on it
+                marker.write_text(str(os.getpid()))
+            if before_batch is not None:
+                before_batch()
+            if stop is not None and stop.is_set():
+                break
+            batch = [bounded(p) for p in todo[start : start + size]]
+            vectors = embedder.encode_documents(batch)  # outside the lock: this is the slow part
+            with writing(settings, store, timeout=LOCK_WAIT_S), store.session() as session:
+                manifest = snapshot.manifest()
+                if manifest is None or manifest.count != len(existing):  # another builder wrote
+                    existing = sync_snapshot(session, snapshot)
+                keep = [i for i, p in enumerate(batch) if p.id not in existing]
+                if keep:
+                    fresh = [batch[i] for i in keep]
+                    session.add(fresh, vectors[keep])
+                    existing.update(p.id for p in fresh)
+                    snapshot.append(session.store_id, len(existing), fresh, vectors[keep])
+                    added += len(fresh)
+            if progress is not None:
+                progress(min(start + size, len(todo)), len(todo))
+    finally:
+        with suppress(OSError, ValueError):
+            if int(marker.read_text()) == os.getpid():
+                marker.unlink()
     if added:
         save_lexical(settings, snapshot)
     return added
