@@ -208,7 +208,6 @@ def test_the_served_app_switches_to_the_strong_index_and_says_so(tmp_path: Path)
     """`assistant serve` with the default settings: the page says the fast index answers
     while EmbeddingGemma's is built, then that the strong one does; questions answer all along."""
     import os
-    import subprocess
     import sys
 
     from gradio_client import Client
