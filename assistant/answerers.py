@@ -23,7 +23,7 @@ from assistant.answer.catalogue_answers import catalogue_answer, several_answer
 from assistant.answer.checker import Checker
 from assistant.answer.citations import Numbering, cite
 from assistant.answer.extractive import compose, pick
-from assistant.answer.llms import ChatModel, chat_model, relevance_model
+from assistant.answer.llms import ChatModel, Message, chat_model, relevance_model
 from assistant.answer.model_answer import (
     answer_messages,
     build_context,
@@ -255,15 +255,27 @@ class ModelAnswerer:
         for hit in plan.hits[:RELEVANCE_PAPERS]:
             messages = relevance_messages(plan.standalone.question, hit.paper)
             try:
-                reply = "".join(self.relevance.stream(messages, RELEVANCE_MAX_TOKENS))
+                said = self._relevant(messages)
             except LLMError as exc:
                 log.warning("relevance question not answered (%s): answering without it", exc)
                 return [], 0
             tokens += getattr(self.relevance, "last_prompt_tokens", 0)
-            if not says_no(reply):
+            if said is None:
                 return [], tokens
-            noes.append(reply.strip())
+            noes.append(said)
         return noes, tokens
+
+    def _relevant(self, messages: list[Message]) -> str | None:
+        """None when the model takes the abstract to be about the question; else what it
+        said. A model that can score its first token (the bundled one) says no when its
+        probability of "yes" is below `relevance_floor`; any other answers in words, and
+        only a plain no counts (`says_no`)."""
+        score = getattr(self.relevance, "yes_probability", None)
+        if score is not None:
+            p_yes = float(score(messages))
+            return None if p_yes >= self.settings.relevance_floor else f"no (P(yes) {p_yes:.2f})"
+        reply = "".join(self.relevance.stream(messages, RELEVANCE_MAX_TOKENS))
+        return reply.strip() if says_no(reply) else None
 
     def _synthesises(self, plan: Plan, ready: Answer) -> bool:
         return (

@@ -194,12 +194,22 @@ class Settings(BaseSettings):
         "overruled: the closest abstract sentences are given instead, with a note.",
     )
     relevance_check: bool = Field(
-        default=False,
+        default=True,
         description="With an LLM backend and evidence below answer_above, first ask the model, "
         "of each of the two closest abstracts, whether it is about what the question asks (one "
-        "word, on a prompt of its own); a plain no for both refuses, naming the closest papers. "
-        "Catches near-topic questions no abstract answers, at the cost of a few answerable ones "
-        "and seconds per weakly-matched question (README, measured figures).",
+        "word, on a prompt of its own); a no for both refuses, naming the closest papers. "
+        "Catches near-topic questions no abstract answers (which sentence cosines cannot tell "
+        "from answerable ones), at the cost of a few answerable ones and a few seconds per "
+        "weakly-matched question (README, measured figures).",
+    )
+    relevance_floor: float = Field(
+        default=0.475,
+        ge=0.0,
+        le=1.0,
+        description="With relevance_check and the bundled model: an abstract counts as not about "
+        "the question when the model's probability of answering yes (against no) is below this "
+        "(chosen on heldout3-7 and offcorpus). Lower refuses less (0: never). Other backends "
+        "answer in words: only a plain no refuses.",
     )
 
     # --- answering -------------------------------------------------------

@@ -35,6 +35,10 @@ the corpus when the set is loaded, so ids may change without the sets going stal
   measured on it, by a helper who read only the seeds: 40 paraphrases asking for one fact
   each, on the 40 abstracts the other sets use least (one each), 10 near-misses, 10
   near-topic off-corpus questions;
+- `heldout9.jsonl`: a ninth blind set, committed on its own (0801436) before the scored
+  relevance question it measures, by a helper who read only the seeds: 30 near-topic
+  off-corpus questions (10 in everyday words), 30 paraphrases asking for one fact each on
+  30 abstracts, 10 near-misses;
 - `offcorpus.jsonl`: 50 questions no abstract answers, most about subjects next to
   the corpus's (dueling bandits, flow matching), written and checked by the same helper.
 """
@@ -59,6 +63,7 @@ HELDOUT5_QUESTIONS = HERE / "questions" / "heldout5.jsonl"
 HELDOUT6_QUESTIONS = HERE / "questions" / "heldout6.jsonl"
 HELDOUT7_QUESTIONS = HERE / "questions" / "heldout7.jsonl"
 HELDOUT8_QUESTIONS = HERE / "questions" / "heldout8.jsonl"
+HELDOUT9_QUESTIONS = HERE / "questions" / "heldout9.jsonl"
 OFFCORPUS_QUESTIONS = HERE / "questions" / "offcorpus.jsonl"
 SETS = {
     "heldout": HELDOUT_QUESTIONS,
@@ -69,6 +74,7 @@ SETS = {
     "heldout6": HELDOUT6_QUESTIONS,
     "heldout7": HELDOUT7_QUESTIONS,
     "heldout8": HELDOUT8_QUESTIONS,
+    "heldout9": HELDOUT9_QUESTIONS,
     "seeds": SEED_QUESTIONS,
     "offcorpus": OFFCORPUS_QUESTIONS,
 }

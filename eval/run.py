@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--sets",
         default="heldout,seeds",
-        help="question sets: heldout, heldout2, ..., heldout8, seeds, offcorpus",
+        help="question sets: heldout, heldout2, ..., heldout9, seeds, offcorpus",
     )
     parser.add_argument(
         "--fast-index",

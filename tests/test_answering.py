@@ -224,22 +224,57 @@ def test_a_model_that_says_no_abstract_is_about_the_question_refuses_it(seeded_d
     answer = final(events(bot, question))
     assert answer.refused and answer.text == REFUSAL and not answer.citations
     assert "the model said no" in answer.reason and "The closest papers are:" in answer.reason
-    first, second = SCRIPTED.calls  # asked of the two closest papers, one at a time
+    first, second = SCRIPTED.asked  # asked of the two closest papers, one at a time
     assert first[0]["content"] == RELEVANCE_SYSTEM == second[0]["content"]
     assert question in first[1]["content"] and question in second[1]["content"]
     assert plan.hits[0].paper.abstract[:200] in first[1]["content"]
     assert plan.hits[1].paper.abstract[:200] in second[1]["content"]
     assert "asked of the 2 closest" in answer.reason
     assert answer.model_text == "No. | No." and answer.prompt_tokens > 0  # kept for the record
-    assert SCRIPTED.replies  # the answer was never asked for
+    assert SCRIPTED.replies and not SCRIPTED.calls  # the answer was never asked for
 
     # a yes (or anything but a plain no) lets the answer go ahead, without asking further
     SCRIPTED.script("I could not find this in the indexed abstracts.")
     SCRIPTED.relevant = "Yes"
     answer = final(events(bot, question))
-    asked, answered = SCRIPTED.calls
+    (asked,), (answered,) = SCRIPTED.asked, SCRIPTED.calls
     assert asked[0]["content"] == RELEVANCE_SYSTEM and answered[0]["content"] != RELEVANCE_SYSTEM
     assert answer.refused and "the model said no" not in answer.reason
+
+
+def test_a_model_that_scores_yes_refuses_below_the_floor(seeded_dir, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The bundled model's relevance answer is its probability of "yes": below
+    `relevance_floor` for both closest abstracts refuses (the probabilities go into the
+    record); at or above it for either lets the answer be written."""
+    from assistant import Assistant
+    from tests.conftest import SEEDS
+
+    question = "Is there a paper on dueling bandits?"
+    for floor, scores, refused in (
+        (0.5, [0.31, 0.22], True),
+        (0.5, [0.31, 0.5], False),
+        (0.2, [0.31], False),
+    ):
+        bot = Assistant(
+            data_dir=seeded_dir,
+            corpus=[SEEDS],
+            backend="scripted",
+            relevance_check=True,
+            relevance_floor=floor,
+        )
+        asked = iter(scores)
+        monkeypatch.setattr(
+            SCRIPTED, "yes_probability", lambda messages, asked=asked: next(asked), raising=False
+        )
+        SCRIPTED.script("I could not find this in the indexed abstracts.")
+        answer = final(events(bot, question))
+        assert next(asked, None) is None  # asked of as many papers as it took, no more
+        assert ("the model said no" in (answer.reason or "")) is refused
+        if refused:
+            assert answer.model_text == "no (P(yes) 0.31) | no (P(yes) 0.22)"
+            assert SCRIPTED.replies  # the answer was never asked for
+        else:
+            assert not SCRIPTED.replies  # the answer was written
 
 
 def test_only_a_plain_no_counts_as_no() -> None:
@@ -259,7 +294,6 @@ def test_abstract_text_cannot_make_a_fence() -> None:
 
 def test_the_relevance_question_is_asked_only_when_the_evidence_is_weak(seeded_dir) -> None:  # type: ignore[no-untyped-def]
     from assistant import Assistant
-    from assistant.answer.prompts import RELEVANCE_SYSTEM
     from tests.conftest import SEEDS
 
     bot = Assistant(data_dir=seeded_dir, corpus=[SEEDS], backend="scripted", relevance_check=True)
@@ -267,13 +301,13 @@ def test_the_relevance_question_is_asked_only_when_the_evidence_is_weak(seeded_d
     SCRIPTED.script("PrivateSeal is a watermarking framework for pre-existing images [1].")
     SCRIPTED.relevant = "no"
     answer = final(events(bot, "What is PrivateSeal?"))
-    assert not answer.refused and len(SCRIPTED.calls) == 1  # strong evidence: not asked
+    assert not answer.refused and len(SCRIPTED.calls) == 1 and not SCRIPTED.asked  # strong evidence
 
-    off = Assistant(data_dir=seeded_dir, corpus=[SEEDS], backend="scripted")  # off by default
+    off = Assistant(data_dir=seeded_dir, corpus=[SEEDS], backend="scripted", relevance_check=False)
     SCRIPTED.script("Dueling bandits are studied in [1].")
     SCRIPTED.relevant = "no"
     final(events(off, "Is there a paper on dueling bandits?"))
-    assert len(SCRIPTED.calls) == 1  # switched off: the answer only
+    assert len(SCRIPTED.calls) == 1 and not SCRIPTED.asked  # switched off: the answer only
 
     # a question naming an author is not asked (an abstract does not name its authors)
     SCRIPTED.script("Théo Vincent's paper studies reinforcement learning [1].")
@@ -282,7 +316,7 @@ def test_the_relevance_question_is_asked_only_when_the_evidence_is_weak(seeded_d
     assert plan.result.detected.author == "Théo Vincent" and not plan.verdict.strong
     assert plan.route.kind == "content"
     final(events(bot, named))
-    assert SCRIPTED.calls and all(call[0]["content"] != RELEVANCE_SYSTEM for call in SCRIPTED.calls)
+    assert SCRIPTED.calls and not SCRIPTED.asked
 
 
 def test_catalogue_synthesis_adds_one_checked_sentence(seeded_dir) -> None:  # type: ignore[no-untyped-def]

@@ -267,11 +267,12 @@ def test_near_topic_questions_are_refused_on_the_models_no(bot) -> None:
     by no abstract: the real model, asked whether the closest abstract is about the
     question, says no, and the answer is a refusal naming the closest papers; a
     weakly-matched question that one abstract does answer is still answered. (The
-    questions are `heldout4`'s h4o03, h4o05 and h4p24.)"""
-    local = Assistant(bot.settings, backend="llama-cpp", relevance_check=True)
+    questions are `heldout4`'s h4o14, h4o05 and h4p24: the model's probability of yes was
+    0.24 / 0.31 and 0.29 / 0.18 for the two closest abstracts of the first two, 0.82 for the
+    third's first, against the floor of 0.475.)"""
+    local = Assistant(bot.settings, backend="llama-cpp")  # relevance_check is on by default
     for question in (
-        "Does any work study membership inference attacks that detect whether a specific image "
-        "was in a diffusion model's training set?",
+        "How does the green-list token watermark for detecting LLM-generated text work?",
         "Which paper proposes an auxiliary load-balancing loss to stop a mixture-of-experts router "
         "from sending most tokens to just a few experts?",
     ):

@@ -12,7 +12,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from assistant.backends import BUILT_IN, registered
 from assistant.config import Settings
@@ -41,6 +41,7 @@ class LlamaCppModel:
         self._llm: object | None = None
         self._lock = threading.Lock()  # one generation at a time per model
         self.last_prompt_tokens = 0
+        self._yes_no: tuple[list[int], list[int]] | None = None  # token ids of "yes" and "no"
 
     def _load(self) -> object:
         if self._llm is None:
@@ -85,8 +86,56 @@ class LlamaCppModel:
     def prompt_tokens(self, messages: list[Message]) -> int:
         """Tokens of the prompt as the model sees it (its chat template applied)."""
         llm = self._load()
-        text = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
-        return len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))  # type: ignore[attr-defined]
+        return len(llm.tokenize(_chatml(messages).encode("utf-8"), add_bos=False, special=True))  # type: ignore[attr-defined]
+
+    def yes_probability(self, messages: list[Message]) -> float:
+        """How likely the model's reply starts with "yes" rather than "no": P(yes) / (P(yes) +
+        P(no)) over the first token, with every spelling of each word that is one token
+        ("yes", "Yes", " YES", …). One prompt pass, nothing generated; the prompt's prefix
+        cached from the previous question is reused as in `stream`."""
+        import numpy as np
+
+        with self._lock:
+            llm: Any = self._load()
+            prompt = _chatml(messages) + "<|im_start|>assistant\n"
+            tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+            self.last_prompt_tokens = len(tokens)
+            if len(tokens) >= self.n_ctx:
+                raise LLMError(
+                    f"the relevance question has {len(tokens)} tokens, more than the model's "
+                    f"context of {self.n_ctx}; shorten the question"
+                )
+            yes, no = self._answer_tokens(llm)
+            steps = llm.generate(tokens, temp=0.0)
+            try:
+                next(steps)  # the prompt is read; its last position's logits are the reply's first token
+                logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),))
+                logits = logits.astype(np.float64)
+            finally:
+                steps.close()
+            top = float(logits.max())
+            p_yes = float(np.exp(logits[yes] - top).sum())
+            p_no = float(np.exp(logits[no] - top).sum())
+            return p_yes / (p_yes + p_no) if p_yes + p_no > 0 else 0.5
+
+    def _answer_tokens(self, llm: Any) -> tuple[list[int], list[int]]:
+        if self._yes_no is None:
+
+            def single(words: tuple[str, ...]) -> list[int]:
+                ids = [llm.tokenize(w.encode("utf-8"), add_bos=False, special=False) for w in words]
+                return sorted({t[0] for t in ids if len(t) == 1})
+
+            spellings = ("", " ")
+            self._yes_no = (
+                single(tuple(s + w for s in spellings for w in ("yes", "Yes", "YES"))),
+                single(tuple(s + w for s in spellings for w in ("no", "No", "NO"))),
+            )
+        return self._yes_no
+
+
+def _chatml(messages: list[Message]) -> str:
+    """The messages in ChatML, the bundled Qwen models' chat template."""
+    return "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
 
 
 class OpenAICompatModel:
