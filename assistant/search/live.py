@@ -232,18 +232,14 @@ class Live:
         mean loading the latest snapshot from scratch; a damaged one is rebuilt from Chroma
         first. The reload can meet either in turn (a compaction that left a damaged
         segment), so it is handled the same way; a third failure is the caller's."""
-        try:
-            return self._build(manifest, known), manifest, stamp
-        except SnapshotDamaged as exc:
-            manifest = self._repair(exc)
-        except OSError:
-            manifest = self.snapshot.manifest() or manifest
-        try:
-            return self._build(manifest, None), manifest, None
-        except SnapshotDamaged as exc:
-            manifest = self._repair(exc)
-        except OSError:
-            manifest = self.snapshot.manifest() or manifest
+        for _ in range(2):
+            try:
+                return self._build(manifest, known), manifest, stamp
+            except SnapshotDamaged as exc:
+                manifest = self._repair(exc)
+            except OSError:
+                manifest = self.snapshot.manifest() or manifest
+            known, stamp = None, None  # from scratch after either
         return self._build(manifest, None), manifest, None
 
     def _follow_server(self, now: float, force: bool) -> None:
