@@ -202,6 +202,7 @@ def test_a_citation_used_as_a_noun_stays_in_place_and_is_renumbered(bot) -> None
         f"[{n}] proposes PrivateSeal, a watermarking framework for pre-existing images. ",
         f"As shown in [{n}], the embedded message is recovered via a simple latent-space projection. ",
         f"PrivateSeal is a watermarking framework for pre-existing images, as described in ({n}) [{n}]. ",
+        f"The embedded message is recovered via a simple latent-space projection, as shown in ({n}). ",
     ]
     checker = Checker(hits, bot.embedder, threshold=0.45, margin=0.08)
     texts = [e.text for e in checked_events(iter(reply), checker) if isinstance(e, SentenceChecked)]
@@ -210,6 +211,7 @@ def test_a_citation_used_as_a_noun_stays_in_place_and_is_renumbered(bot) -> None
         "[1] proposes PrivateSeal, a watermarking framework for pre-existing images.",
         "As shown in [1], the embedded message is recovered via a simple latent-space projection.",
         "PrivateSeal is a watermarking framework for pre-existing images, as described in [1].",
+        "The embedded message is recovered via a simple latent-space projection, as shown in [1].",
     ]
     assert all(r.supported and r.citations == (1,) for r in checker.results)
 

@@ -45,6 +45,8 @@ from assistant.types import Citation, Hit, SentenceSupport
 # "described in (1) [1]": the model's own way of citing, written next to ours; the
 # parenthesised number goes (an enumeration's "(1)" is kept: no matching marker follows).
 _ECHOED_NUMBER = re.compile(r"\((\d+)\)\s*(?=\[\1\])")
+# "described in (1)." alone: the model's own citation, read as ours when a source has that number.
+_PAREN_CITATION = re.compile(r"\b(in|by|see|from)\s+\((\d+)\)", re.IGNORECASE)
 
 
 @dataclass
@@ -93,7 +95,7 @@ class Checker:
 
     def check(self, raw_sentence: str) -> str:
         """The sentence with checked, renumbered citations (markers before the final stop)."""
-        raw_sentence = _ECHOED_NUMBER.sub("", raw_sentence)
+        raw_sentence = _PAREN_CITATION.sub(self._as_marker, _ECHOED_NUMBER.sub("", raw_sentence))
         given, body = markers(raw_sentence)
         if not body:
             return ""
@@ -192,6 +194,10 @@ class Checker:
             SentenceSupport(body, numbers, round(max(score, 0.0), 4), evidence, supported, note, recited)
         )
         return text
+
+    def _as_marker(self, m: re.Match[str]) -> str:
+        number = int(m.group(2))
+        return f"{m.group(1)} [{number}]" if 1 <= number <= len(self.sources) else m.group(0)
 
     def _anchor(self, source: int, stated: list[Quantity], body: str, vector: np.ndarray) -> int | None:
         """Of the source's sentences that state every figure of the answer sentence in its role
