@@ -458,6 +458,37 @@ def test_a_rate_the_abstract_reports_is_answered_not_refused(seeded, tmp_path) -
     assert missing.refused and "HarborSpeech" in (missing.reason or "")
 
 
+def test_a_detail_reported_in_other_words_is_answered_not_refused(seeded, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Three detail-rule misfires seen on our sets, on a made-up abstract: a step size written
+    as one word ("stepsizes"), a number written as an ordinal ("the third"), and "which
+    optimizer" answered by an optimizer's name (it was read as asking for hyperparameter
+    settings with numbers). Each question is answered; a detail the abstract lacks is still refused."""
+    import json
+
+    abstract = (
+        "We revisit QuillProx, a distributed proximal method with server-side extrapolation. "
+        "For partial client participation we analyse adaptive extrapolation rules based on "
+        "Polyak stepsizes and gradient diversity. Training QuillProx with LAMB removes the need "
+        "for warm-up at large batch. Its smallest singular directions rank third in influence."
+    )
+    path = tmp_path / "quill.jsonl"
+    path.write_text(
+        json.dumps({"title": "QuillProx: extrapolated proximal federated training", "abstract": abstract})
+        + "\n"
+    )
+    assert seeded.ingest([path]).added == 1
+    for question in (
+        "What step-size rules does QuillProx analyse for partial participation?",
+        "Which optimizer does QuillProx train with at large batch?",
+        "How much do the smallest singular directions of QuillProx matter?",
+    ):
+        answer = seeded.ask(question, backend="extractive")
+        assert not answer.refused, (question, answer.reason)
+        assert answer.citations[0].paper.title.startswith("QuillProx"), question
+    missing = seeded.ask("What batch size does QuillProx use?", backend="extractive")
+    assert missing.refused and "batch size" in (missing.reason or "")
+
+
 def test_a_name_that_is_in_the_listing_not_the_abstract_is_not_missing(seeded, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """A question may name a paper by its venue or an author; the name rule (refuse when the
     question names something the closest abstracts never mention) reads the listing too."""

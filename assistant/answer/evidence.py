@@ -86,20 +86,21 @@ def _re(pattern: str) -> re.Pattern[str]:
 
 
 _NUMBER = _re(
-    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twice|half|dozen|hundreds?|thousands?)\b"
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twice|half|dozen|hundreds?|thousands?"
+    r"|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth)\b"  # "the third most influential"
 )
 _MATH = r"\$|\\tilde|\\mathcal|\bO\(|Θ\(|Ω\(|√|\^|\bsqrt|\blog\s*\(|\bexp\s*\(|\d\s*/\s*\d|=|≤|≥"
 DETAILS: tuple[Detail, ...] = (
     Detail(
         "a learning rate",
-        _re(r"learning[- ]rates?|step[- ]sizes?"),
-        _re(r"learning[- ]rates?|step[- ]sizes?"),
+        _re(r"learning[- ]rates?|step[- ]?sizes?"),  # "Polyak stepsizes": one word too
+        _re(r"learning[- ]rates?|step[- ]?sizes?"),
     ),
     Detail("a batch size", _re(r"batch[- ]sizes?"), _re(r"batch[- ]sizes?")),
     Detail(
         "hyperparameter settings",
         _re(
-            r"hyper-?parameters?|weight decay|dropout rate|which optimi[sz]er|how many epochs|number of epochs"
+            r"hyper-?parameters?|weight decay|dropout rate|how many epochs|number of epochs"
             r"|privacy budget|\bepsilon\b|\bε\b|noise (?:scale|level|multiplier)|regulari[sz]ation (?:strength|coefficient|weight)"
             r"|(?:value|setting) of (?:the )?[\w -]{0,30}parameter|temperature (?:value|setting)"
         ),
@@ -107,6 +108,14 @@ DETAILS: tuple[Detail, ...] = (
             r"hyper-?parameters?|weight decay|dropout|epochs?|\badam\b|\bsgd\b|privacy budget|\bepsilon\s*=|ε\s*=|=\s*\d"
         ),
         needs_number=True,
+    ),
+    Detail(  # a name, not a setting: "LARS and LAMB" answers "which optimizer"
+        "the optimizer used",
+        _re(r"(?:which|what) optimi[sz]ers?"),
+        _re(
+            r"optimi[sz]ers?\b|\b(?:adam\w*|sgd|lars|lamb|lion|adagrad|adadelta|rmsprop|adafactor|shampoo|sophia|muon)\b"
+            r"|gradient descent|momentum"
+        ),
     ),
     Detail(
         "the hardware used",
