@@ -86,9 +86,14 @@ ANSWER_METRICS = (
 )
 
 
-def ask_one(bot: Assistant, q: Question, backend: str) -> dict[str, Any]:
-    """Ask one question through `stream`; time the events; score the answer."""
-    history = [(h, "") for h in q.history]
+def ask_one(bot: Assistant, q: Question, backend: str, history_backend: str | None = None) -> dict[str, Any]:
+    """Ask one question through `stream`; time the events; score the answer. A follow-up's
+    earlier turns are asked first, as a person would have (by `history_backend`, else the
+    same backend), and their answers go with the history: a follow-up's "it" may name what
+    the previous answer was about. Only the last question is timed and scored."""
+    history: list[tuple[str, str]] = []
+    for earlier in q.history:
+        history.append((earlier, bot.ask(earlier, history=history, backend=history_backend or backend).text))
     t0 = time.perf_counter()
     sources_s = first_s = None
     answer: Answer | None = None

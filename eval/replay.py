@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         for q in questions:
             model.current = q.id
-            rows.append(ask_one(bot, q, BACKEND))
+            rows.append(ask_one(bot, q, BACKEND, history_backend="extractive"))  # earlier turns: not recorded
     if args.out:
         args.out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     changed = [

@@ -325,6 +325,26 @@ def test_extractive_follow_up_uses_the_previous_question(bot) -> None:
     assert answer.citations[0].paper.id == paper_id(bot, SEAL_TEXT)
 
 
+def test_a_follow_up_s_it_is_what_the_previous_answer_was_about(bot) -> None:
+    """The Chromium walk's case: the first question names no method ("several Bellman updates
+    at once"), its answer does ("iterated Q-Network (i-QN)", cited). "How is it evaluated?"
+    then asks about i-QN, whose abstract's evaluation sentence (Atari, MuJoCo) comes first;
+    read as "How is it evaluated? (follow-up to: …)" that sentence was last of the paper's."""
+    first = "Is there a method that performs several Bellman updates at once?"
+    said = "It is based on iterated Q-Network (i-QN), which enables multiple consecutive Bellman updates [1]."
+    answer = bot.ask("And how is it evaluated?", history=[(first, said)], backend="extractive")
+    assert answer.standalone_question == "How is i-QN evaluated?"
+    assert "Atari" in answer.text and answer.citations[0].paper.id == paper_id(bot, "we introduce iterated")
+    # A listing question about it is still one: "Where was i-QN accepted?" is answered from the listing.
+    venue = bot.ask("Where was it accepted?", history=[(first, said)], backend="extractive")
+    assert venue.kind == "catalogue" and venue.citations[0].paper.id == paper_id(bot, "we introduce iterated")
+    # A previous answer that cites nothing (a refusal) names no subject.
+    refused = bot.ask(
+        "And how is it evaluated?", history=[(first, "i-QN is not in the abstracts.")], backend="extractive"
+    )
+    assert refused.standalone_question.startswith("How is it evaluated? (follow-up to:")
+
+
 # --- the OpenAI-compatible backend against a real local server ------------------------
 
 

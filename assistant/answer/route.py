@@ -19,7 +19,7 @@ from typing import Literal
 import numpy as np
 
 from assistant.index.catalogue import Catalogue
-from assistant.text import fold
+from assistant.text import fold, name_like
 from assistant.types import Filters, Paper, SearchResult
 
 Kind = Literal["catalogue", "several", "comparison", "content"]
@@ -34,6 +34,12 @@ _VENUE_OF = re.compile(
     r"|\bwhere (?:was|is|were|did) (?:it|this|that|they|the paper|the work)\b"
     r".*\b(?:published|accepted|appear|presented|submitted)"
     r"|\bwhere (?:was|is) (?:it|this|that) (?:from|published|accepted)\b|\bpaper id\b|\bextended version of\b"
+)
+# "Where was i-QN accepted?": a follow-up whose "it" was replaced by the name of what the
+# previous answer was about (read on the question as written: the name's case tells it).
+_VENUE_OF_NAMED = re.compile(
+    r"\bwhere (?:was|is|were|did) ([\w-]+)\b.*\b(?:published|accepted|appear|presented|submitted)",
+    re.IGNORECASE,
 )
 _OTHER_PAPERS = re.compile(
     r"\b(?:first|last|lead|senior) author\b.*\b(?:other|another|more|else)\b|\bother papers? by\b"
@@ -107,7 +113,8 @@ def decide(question: str, result: SearchResult, catalogue: Catalogue, df: DocFre
         return Route("catalogue", "author_papers", papers, f"by {author}")
     if top is not None and _AUTHORS_OF.search(q) and not result.detected.author and not result.filters.author:
         return Route("catalogue", "authors", (top,))
-    if top is not None and _VENUE_OF.search(q):
+    named = _VENUE_OF_NAMED.search(question)
+    if top is not None and (_VENUE_OF.search(q) or (named and name_like(named.group(1), hyphenated=True))):
         return Route("catalogue", "venue", (top,))
     if _COMPARE.search(q):
         return Route("comparison", parts=tuple(_parts(question)))

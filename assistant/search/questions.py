@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assistant.errors import QuestionError
-from assistant.text import has_word_characters, name_like
+from assistant.text import has_word_characters, name_like, question_words
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _FOLLOW_UP = re.compile(
@@ -96,6 +96,14 @@ def conversation(history: History) -> list[tuple[str, str]]:
     return pairs
 
 
+def _subject(text: str, is_key_term: Callable[[str], bool]) -> str | None:
+    """The first word of the text that names something specific in the corpus."""
+    return next((t for t in _TOKEN.findall(text) if name_like(t, hyphenated=True) and is_key_term(t)), None)
+
+
+_CITED = re.compile(r"\[\d+\]")  # an answer that cites a paper (a refusal cites none)
+
+
 def user_turns(history: History) -> list[str]:
     return [q for q, _ in conversation(history)]
 
@@ -118,19 +126,21 @@ class Standalone:
 def standalone(
     question: str, history: History, is_key_term: Callable[[str], bool], limit: int = 2000
 ) -> Standalone:
-    """Resolve a follow-up against the previous question.
+    """Resolve a follow-up against the previous turn.
 
-    `is_key_term(token)` says whether a word of the previous question names something
-    specific in the corpus (a rare term such as "GRAPE"); the first such word replaces
-    "it" / "this method" in the follow-up. Without one, the follow-up is read together
-    with the previous question. The previous question is cut to `limit` characters (the
-    current one was checked against it already): a long earlier turn never makes the
-    short question at hand fail.
+    `is_key_term(token)` says whether a word names something specific in the corpus (a
+    rare term such as "GRAPE"); the first such word of the previous question replaces
+    "it" / "this method" in the follow-up, or, when the question has none ("Is there a
+    method that performs several Bellman updates at once?"), the first of the previous
+    answer when it cited a paper ("… iterated Q-Network (i-QN) … [1]": "How is i-QN
+    evaluated?"). Without one, the follow-up is read together with the previous question.
+    The previous question is cut to `limit` characters (the current one was checked
+    against it already): a long earlier turn never makes the short question at hand fail.
     """
-    turns = user_turns(history)
-    if not turns or not is_follow_up(question):
+    pairs = conversation(history)
+    if not pairs or not is_follow_up(question):
         return Standalone(question, question)
-    previous = " ".join(turns[-1].split())
+    previous = " ".join(pairs[-1][0].split())
     note = None
     if len(previous) > limit:
         note = (
@@ -139,9 +149,14 @@ def standalone(
         )
         previous = previous[:limit].rsplit(" ", 1)[0] or previous[:limit]
     retrieval = f"{previous} {question}"
-    subject = next(
-        (t for t in _TOKEN.findall(previous) if name_like(t, hyphenated=True) and is_key_term(t)), None
-    )
+    subject = _subject(previous, is_key_term)
+    answer = pairs[-1][1]
+    if subject is None and _CITED.search(answer):
+        # not a sentence's first word: "Market-based agents refer to …" names nothing
+        words = question_words(_CITED.sub(" ", answer[: 4 * limit]))
+        subject = next((w for w in words if name_like(w, hyphenated=True) and is_key_term(w)), None)
+        if subject is not None:
+            retrieval = f"{retrieval} {subject}"  # the paper the answer was about keeps pulling
     body = _LEADING_AND.sub("", question)
     body = body[:1].upper() + body[1:]
     if subject:
