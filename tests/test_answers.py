@@ -338,6 +338,14 @@ def test_a_follow_up_s_it_is_what_the_previous_answer_was_about(bot) -> None:
     # A listing question about it is still one: "Where was i-QN accepted?" is answered from the listing.
     venue = bot.ask("Where was it accepted?", history=[(first, said)], backend="extractive")
     assert venue.kind == "catalogue" and venue.citations[0].paper.id == paper_id(bot, "we introduce iterated")
+    # A follow-up of the follow-up keeps the subject: the previous turn is read as it was then.
+    evaluated = "Typically, action-value functions are estimated through an iterative scheme [1]."  # no name
+    chain = [(first, said), ("And how is it evaluated?", evaluated)]
+    chained = bot.ask("Where was it accepted?", history=chain, backend="extractive")
+    assert chained.standalone_question == "Where was i-QN accepted?"
+    assert chained.kind == "catalogue" and chained.citations[0].paper.id == paper_id(
+        bot, "we introduce iterated"
+    )
     # A previous answer that cites nothing (a refusal) names no subject.
     refused = bot.ask(
         "And how is it evaluated?", history=[(first, "i-QN is not in the abstracts.")], backend="extractive"

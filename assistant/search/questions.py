@@ -96,6 +96,9 @@ def conversation(history: History) -> list[tuple[str, str]]:
     return pairs
 
 
+FOLLOW_UP_CHAIN = 4  # earlier turns read to resolve a follow-up of a follow-up
+
+
 def _subject(text: str, is_key_term: Callable[[str], bool]) -> str | None:
     """The first word of the text that names something specific in the corpus."""
     return next((t for t in _TOKEN.findall(text) if name_like(t, hyphenated=True) and is_key_term(t)), None)
@@ -141,6 +144,11 @@ def standalone(
     if not pairs or not is_follow_up(question):
         return Standalone(question, question)
     previous = " ".join(pairs[-1][0].split())
+    if len(pairs) > 1 and is_follow_up(previous):
+        # The previous turn was a follow-up too ("And how is it evaluated?"): read it as it was
+        # read then ("How is i-QN evaluated?"), so a chain of follow-ups keeps its subject.
+        earlier = pairs[-1 - FOLLOW_UP_CHAIN : -1]
+        previous = standalone(previous, earlier, is_key_term, limit).question
     note = None
     if len(previous) > limit:
         note = (
