@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,16 +99,12 @@ def conversation(history: History) -> list[tuple[str, str]]:
 FOLLOW_UP_CHAIN = 4  # earlier turns read to resolve a follow-up of a follow-up
 
 
-def _subject(text: str, is_key_term: Callable[[str], bool]) -> str | None:
-    """The first word of the text that names something specific in the corpus."""
-    return next((t for t in _TOKEN.findall(text) if name_like(t, hyphenated=True) and is_key_term(t)), None)
+def _subject(words: Iterable[str], is_key_term: Callable[[str], bool]) -> str | None:
+    """The first of the words that names something specific in the corpus."""
+    return next((w for w in words if name_like(w, hyphenated=True) and is_key_term(w)), None)
 
 
 _CITED = re.compile(r"\[\d+\]")  # an answer that cites a paper (a refusal cites none)
-
-
-def user_turns(history: History) -> list[str]:
-    return [q for q, _ in conversation(history)]
 
 
 def is_follow_up(question: str) -> bool:
@@ -157,12 +153,11 @@ def standalone(
         )
         previous = previous[:limit].rsplit(" ", 1)[0] or previous[:limit]
     retrieval = f"{previous} {question}"
-    subject = _subject(previous, is_key_term)
+    subject = _subject(_TOKEN.findall(previous), is_key_term)
     answer = pairs[-1][1]
     if subject is None and _CITED.search(answer):
         # not a sentence's first word: "Market-based agents refer to …" names nothing
-        words = question_words(_CITED.sub(" ", answer[: 4 * limit]))
-        subject = next((w for w in words if name_like(w, hyphenated=True) and is_key_term(w)), None)
+        subject = _subject(question_words(_CITED.sub(" ", answer[: 4 * limit])), is_key_term)
         if subject is not None:
             retrieval = f"{retrieval} {subject}"  # the paper the answer was about keeps pulling
     body = _LEADING_AND.sub("", question)
