@@ -21,7 +21,7 @@ from typing import Protocol
 
 from assistant.answer.catalogue_answers import catalogue_answer, several_answer
 from assistant.answer.checker import Checker
-from assistant.answer.citations import Numbering, cite
+from assistant.answer.citations import Numbering, shown
 from assistant.answer.extractive import compose, pick
 from assistant.answer.llms import ChatModel, Message, chat_model, relevance_model
 from assistant.answer.model_answer import (
@@ -68,7 +68,7 @@ def replay(answer: Answer) -> Iterator[Event]:
         yield TextDelta(answer.text)
     for i, s in enumerate(answer.sentences):
         cited = tuple(c for c in answer.citations if c.number in s.citations)
-        yield SentenceChecked(i, cite(s.text, s.citations), s, cited=cited)
+        yield SentenceChecked(i, shown(s), s, cited=cited)
     yield answer
 
 

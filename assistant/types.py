@@ -237,6 +237,9 @@ class SentenceSupport:
     supported: bool = True
     note: str | None = None
     recited: bool = False
+    # The sentence as the answer shows it, citations in place ("[1] shows that …"); None:
+    # `text` with `citations` written before its final stop (`citations.shown`).
+    shown: str | None = None
 
     @property
     def status(self) -> Status:

@@ -15,12 +15,14 @@ import pytest
 
 from assistant import Answer, Assistant
 from assistant.answer.checker import Checker
+from assistant.answer.citations import shown
 from assistant.answer.model_answer import checked_events
 from assistant.errors import ConfigError, LLMError, QuestionError
 from assistant.model_files import MODELS, models_dir
 from assistant.types import Hit, Paper, SentenceChecked, Sources, TextDelta
 from benchmarks.servers import free_port, start, stop
 from tests.conftest import SEEDS, paper_id, remote
+from ui import render
 
 SEAL_TEXT = "we propose PrivateSeal, a watermarking framework"
 GRAPE_TEXT = "We present GRAPE"
@@ -214,6 +216,10 @@ def test_a_citation_used_as_a_noun_stays_in_place_and_is_renumbered(bot) -> None
         "The embedded message is recovered via a simple latent-space projection, as shown in [1].",
     ]
     assert all(r.supported and r.citations == (1,) for r in checker.results)
+    # and as the app shows the finished answer: not "as described in (1) [1]"
+    assert [shown(r) for r in checker.results] == texts
+    answer = Answer("q", " ".join(texts), tuple(checker.citations()), tuple(checker.results), model_text="x")
+    assert "(1)" not in render.answer_text(answer) and render.answer_text(answer).count("✓") == 5
 
 
 # --- real local models ---------------------------------------------------------------

@@ -389,12 +389,13 @@ def test_browser_badges_mark_each_sentence(scripted_app_url: str, tmp_path: Path
     SCRIPTED.script(
         "PrivateSeal is a watermarking framework for pre-existing images [1]. "
         "Bananas are an excellent source of potassium [1]. "
-        "It is robust against diffusion-based regeneration and editing [1]."
+        "As shown in [1], it is robust against diffusion-based regeneration and editing."
     )
     with browser_page(scripted_app_url) as page:
         answer = ask(page, "What is PrivateSeal?")
         message = page.locator("#chat .message").last
         assert answer.count("✓") == 2 and "⚠" in answer and "(unsupported)" in answer
+        assert "As shown in [1], it is robust" in answer and "(1)" not in answer  # a citation used as a noun
         struck = message.locator("del, s").first.inner_text()
         assert "Bananas" in struck
         assert "1 unsupported" in page.inner_text("#coverage")

@@ -11,6 +11,7 @@ import html
 import re
 from collections.abc import Iterable, Sequence
 
+from assistant.answer.citations import shown
 from assistant.answer.injection import abstract_flags, author_flag, field_flag
 from assistant.index.catalogue import Catalogue
 from assistant.types import Answer, Citation, Hit, Paper, SentenceChecked, SentenceSupport, Sources
@@ -74,9 +75,7 @@ def answer_text(answer: Answer) -> str:
         reason = f"\n\n*{chat_text(answer.reason)}*" if answer.reason else ""
         return chat_text(answer.text) + reason
     if answer.model_text and not answer.fallback and answer.sentences:
-        from assistant.answer.citations import cite
-
-        return " ".join(checked_sentence(cite(s.text, s.citations), s.status) for s in answer.sentences)
+        return " ".join(checked_sentence(shown(s), s.status) for s in answer.sentences)
     text = chat_text(answer.text)
     if answer.fallback:
         text += (

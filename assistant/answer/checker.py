@@ -191,7 +191,9 @@ class Checker:
             body = SLOT.sub(lambda m: f"[{in_place[int(m.group(1))]}]", cite(template, ()))
             text = SLOT.sub(lambda m: f"[{in_place[int(m.group(1))]}]", cite(template, trailing))
         self.results.append(
-            SentenceSupport(body, numbers, round(max(score, 0.0), 4), evidence, supported, note, recited)
+            SentenceSupport(
+                body, numbers, round(max(score, 0.0), 4), evidence, supported, note, recited, shown=text
+            )
         )
         return text
 

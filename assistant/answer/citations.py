@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from assistant.types import Citation, Paper
+from assistant.types import Citation, Paper, SentenceSupport
 
 MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 PARTIAL_MARKER = re.compile(r"\[[\d,;\s]*$")
@@ -55,6 +55,12 @@ def cite(sentence: str, numbers: tuple[int, ...]) -> str:
     if sentence[-1:] in ".!?":
         return f"{sentence[:-1]} {marks}{sentence[-1]}"
     return f"{sentence} {marks}"
+
+
+def shown(sentence: SentenceSupport) -> str:
+    """A checked sentence as its answer shows it. A citation kept in place ("described in
+    [1]") is already in its text: citing that text again would show "described in (1) [1]"."""
+    return sentence.shown if sentence.shown is not None else cite(sentence.text, sentence.citations)
 
 
 @dataclass
