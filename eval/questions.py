@@ -39,6 +39,11 @@ the corpus when the set is loaded, so ids may change without the sets going stal
   relevance question it measures, by a helper who read only the seeds: 30 near-topic
   off-corpus questions (10 in everyday words), 30 paraphrases asking for one fact each on
   30 abstracts, 10 near-misses;
+- `heldout10.jsonl`: a tenth blind set, committed on its own before anything was measured
+  on it, by a helper who read only the seeds: 40 paraphrases asking for one fact each, on
+  the 40 abstracts the other sets use least (one each; content-word overlap 0.21), 10
+  near-misses. Written to measure, blind, a rule made on the read sets that failed on
+  heldout8 and heldout9;
 - `offcorpus.jsonl`: 50 questions no abstract answers, most about subjects next to
   the corpus's (dueling bandits, flow matching), written and checked by the same helper.
 """
@@ -64,6 +69,7 @@ HELDOUT6_QUESTIONS = HERE / "questions" / "heldout6.jsonl"
 HELDOUT7_QUESTIONS = HERE / "questions" / "heldout7.jsonl"
 HELDOUT8_QUESTIONS = HERE / "questions" / "heldout8.jsonl"
 HELDOUT9_QUESTIONS = HERE / "questions" / "heldout9.jsonl"
+HELDOUT10_QUESTIONS = HERE / "questions" / "heldout10.jsonl"
 OFFCORPUS_QUESTIONS = HERE / "questions" / "offcorpus.jsonl"
 SETS = {
     "heldout": HELDOUT_QUESTIONS,
@@ -75,6 +81,7 @@ SETS = {
     "heldout7": HELDOUT7_QUESTIONS,
     "heldout8": HELDOUT8_QUESTIONS,
     "heldout9": HELDOUT9_QUESTIONS,
+    "heldout10": HELDOUT10_QUESTIONS,
     "seeds": SEED_QUESTIONS,
     "offcorpus": OFFCORPUS_QUESTIONS,
 }
