@@ -161,6 +161,7 @@ class ModelAnswerer:
             echo_margin=s.echo_margin,
             # a comparison's sentences speak of several papers at once
             cite_margin=s.cite_margin if len(plan.cover) < 2 else 1.0,
+            aside_margin=s.aside_margin if len(plan.cover) < 2 else 1.0,
             borrowed_words=s.borrowed_words,
         )
         messages = answer_messages(plan.standalone.question, context, s)
@@ -213,6 +214,11 @@ class ModelAnswerer:
             notes.append(
                 f"citation check: {checker.removed} citation(s) to sources not given removed, "
                 f"{checker.recited} re-cited to the abstract that supports the sentence"
+            )
+        if checker.asides:
+            notes.append(
+                f"{checker.asides} sentence(s) about another paper, further from the question than "
+                "the answer's first, were left out"
             )
         if checker.restated:
             notes.append(

@@ -279,6 +279,14 @@ class Settings(BaseSettings):
         description="A sentence the model cites to several sources keeps only those that support it "
         "within this much of the best one (a sentence one paper supports cites one paper).",
     )
+    aside_margin: float = Field(
+        default=0.05,
+        ge=0.0,
+        description="A model sentence that cites only papers its answer has not cited yet, ranked "
+        "below the one its first cited sentence cites, is left out when it is this much further from "
+        "the question (cosine) than that sentence: an aside about another paper (not in comparisons; "
+        "1.0: keep every sentence).",
+    )
     echo_margin: float = Field(
         default=0.3,
         description="A model sentence closer (cosine) to the question than to its evidence by this much "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant import Answer
+from assistant import Answer, Assistant
 from assistant.search.questions import conversation, standalone
 from assistant.types import REFUSAL, SentenceChecked, Sources, TextDelta
 from tests.conftest import paper_id
@@ -75,6 +75,26 @@ def test_one_unsupported_sentence_is_left_out_and_marked(bot) -> None:
     assert statuses == ["supported", "supported", "unsupported"]
     assert [s.supported for s in answer.sentences] == [True, True, False]
     assert any("left out" in n for n in answer.notes)
+
+
+def test_an_aside_about_another_paper_is_left_out_with_its_citation(bot) -> None:
+    """A one-paper answer that goes on to copy another given abstract's sentence, true of
+    that paper but not about the question, loses the sentence and the citation."""
+    hits = list(bot.search("What is PrivateSeal?", k=bot.settings.context_papers))
+    seal = next(i + 1 for i, h in enumerate(hits) if h.paper.id == paper_id(bot, PRIVATESEAL))
+    other = seal + 1  # ranked below the paper the answer is about
+    aside = hits[other - 1].paper.abstract.split(". ")[-1].rstrip(".") + "."
+    reply = (
+        f"PrivateSeal is a watermarking framework for pre-existing images [{seal}]. {aside[:-1]} [{other}]."
+    )
+    SCRIPTED.script(reply)
+    answer = final(events(bot, "What is PrivateSeal?"))
+    assert [c.paper.id for c in answer.citations] == [paper_id(bot, PRIVATESEAL)]
+    assert aside[:40] not in answer.text and answer.text.startswith("PrivateSeal is")
+    assert any("about another paper" in n for n in answer.notes) and not answer.fallback
+    SCRIPTED.script(reply)  # without the rule the aside and its citation stay
+    kept = final(events(Assistant(bot.settings, aside_margin=1.0), "What is PrivateSeal?"))
+    assert len(kept.citations) == 2 and aside[:40] in kept.text
 
 
 def test_wrong_citation_is_recited(bot) -> None:

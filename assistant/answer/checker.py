@@ -61,6 +61,9 @@ class Checker:
     echo_margin: float = 0.3
     borrowed_words: int = 2  # a sentence taking this many question words its source lacks is replaced
     cite_margin: float = 0.1  # of several cited sources, keep those within this of the best support
+    # a sentence citing only papers not cited before, this much further from the question than
+    # the first cited sentence, is left out (a one-paper answer's aside; 1.0 or more: never)
+    aside_margin: float = 1.0
     _vectors: list[np.ndarray] = field(default_factory=list)
     _sentences: list[list[str]] = field(default_factory=list)
     numbering: Numbering = field(default_factory=Numbering)  # the answer's numbers, in order of use
@@ -69,6 +72,9 @@ class Checker:
     recited: int = 0
     restated: int = 0
     borrowed: int = 0
+    asides: int = 0  # sentences left out as asides about another paper
+    _first_closeness: float | None = None  # the first cited sentence's cosine to the question
+    _first_source: int = 0  # the source (1-based, in ranking order) it cites first
     _folded: dict[int, str] = field(default_factory=dict)
     _question: np.ndarray | None = None
     _question_words: set[str] = field(default_factory=set)
@@ -154,7 +160,6 @@ class Checker:
             nowhere = [q.text for q in stated if all(q in m for m in missing)]
             if nowhere and self.sources:
                 note += f"; no given abstract states {', '.join(dict.fromkeys(nowhere))}"
-        numbers = tuple(self._number(n) for n in kept)
         score = max((support[n - 1] for n in kept), default=max(support, default=0.0))
         evidence_source = kept[0] - 1 if kept else best
         evidence = None
@@ -171,6 +176,12 @@ class Checker:
             instead = instead or self._closest_to_question(kept[0] - 1)
         elif restates:
             instead = self._closest_to_question(kept[0] - 1)
+        # an answer's sentence is as close to the question as what it shows: a replaced
+        # restatement is not (it took the question's words)
+        if kept and self._aside(kept, vector if instead is None else self.embedder.encode_one(instead)):
+            self.asides += 1
+            return ""
+        numbers = tuple(self._number(n) for n in kept)
         if instead is not None:
             claimed, body, evidence = body, instead, instead
             score = 1.0
@@ -196,6 +207,25 @@ class Checker:
             )
         )
         return text
+
+    def _aside(self, kept: list[int], vector: np.ndarray) -> bool:
+        """Is this supported sentence an aside: every paper it cites new to the answer and
+        ranked below the paper of the answer's first cited sentence, and the sentence much
+        further from the question than that one ("Flock, a KGFM, samples random walks [2]"
+        in an answer about opinion dynamics)? Its paper supports it, but it does not answer
+        the question, and citing it there makes a reader check a paper that has nothing on
+        what was asked. A paper ranked above the first one cited may be the right one the
+        model came to late: its sentence stays."""
+        if self._question is None:
+            return False
+        closeness = float(self._question @ vector)
+        if self._first_closeness is None:
+            self._first_closeness, self._first_source = closeness, min(kept)
+            return False
+        cited = {c.paper.id for c in self.numbering.citations}
+        new = all(self.sources[n - 1].paper.id not in cited for n in kept)
+        below = min(kept) > self._first_source
+        return new and below and closeness < self._first_closeness - self.aside_margin
 
     def _as_marker(self, m: re.Match[str]) -> str:
         number = int(m.group(2))
