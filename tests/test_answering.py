@@ -134,6 +134,34 @@ def test_sentence_that_only_restates_the_question_is_replaced_by_the_abstract(bo
     assert any("restated the question" in n for n in answer.notes)
 
 
+def test_a_restatement_is_about_the_paper_ranked_first_whatever_it_cites(bot) -> None:
+    """A sentence that only restates the question has no finding of its own to match: the
+    paper whose sentences happen to share its words is noise. It is cited to the paper
+    retrieval ranks first, and shown as that paper's sentence closest to the question."""
+    from assistant.answer.checker import Checker
+    from assistant.answer.model_answer import checked_events
+
+    question = (
+        "Is there a paper on proving ownership of photos that already exist, even after someone "
+        "edits them with a diffusion model?"
+    )
+    hits = list(bot.search(question, k=bot.settings.context_papers))
+    seal = next(h for h in hits if h.paper.id == paper_id(bot, PRIVATESEAL))
+    # as if retrieval had ranked another paper first: the restatement's words are PrivateSeal's
+    ranked = [next(h for h in hits if h is not seal), seal]
+    reply = (
+        "Yes, there is a paper on proving ownership of photos that already exist, even after "
+        "someone edits them with a diffusion model [2]."
+    )
+    for one_paper, first in ((True, ranked[0]), (False, seal)):
+        checker = Checker(ranked, bot.embedder, 0.45, 0.08, question=question, one_paper=one_paper)
+        list(checked_events(iter([reply]), checker))
+        (result,) = checker.results
+        assert [c.paper.id for c in checker.citations()] == [first.paper.id]
+        assert result.text in first.paper.abstract and "restated the question" in (result.note or "")
+    assert result.recited is False  # without the rule: the paper sharing its words, as cited
+
+
 def test_sentence_that_gives_a_paper_the_questions_words_is_replaced(bot) -> None:
     # Seen in the app: the model pinned the question's description on the closest paper,
     # and the cosine against that paper's abstract passed it as supported.

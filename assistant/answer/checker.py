@@ -64,6 +64,9 @@ class Checker:
     # a sentence citing only papers not cited before, this much further from the question than
     # the first cited sentence, is left out (a one-paper answer's aside; 1.0 or more: never)
     aside_margin: float = 1.0
+    # the answer is about one paper (not a comparison): a sentence that only restates the
+    # question is cited to the paper ranked first
+    one_paper: bool = False
     _vectors: list[np.ndarray] = field(default_factory=list)
     _sentences: list[list[str]] = field(default_factory=list)
     numbering: Numbering = field(default_factory=Numbering)  # the answer's numbers, in order of use
@@ -139,7 +142,15 @@ class Checker:
             kept = [n for n in kept if support[n - 1] >= top - self.cite_margin]
         note = None
         recited = False
-        if (
+        if self.one_paper and self._echo(vector, support, anchors):
+            # Only the question's words, no finding of its own: which paper matches them best
+            # is noise, so it is about the paper retrieval ranks first, and is shown as that
+            # paper's sentence closest to the question (below)
+            if valid and 1 not in valid:
+                self.recited += 1
+                recited = True
+            kept = [1]
+        elif (
             best >= 0
             and support[best] >= self.threshold
             and (not kept or support[best] > max(support[n - 1] for n in kept) + self.margin)
@@ -283,6 +294,12 @@ class Checker:
     def _measures(text: str, figure: Quantity) -> set[str]:
         """What a figure measures: the content words next to it."""
         return content_words(around(text, figure, FIGURE_WINDOW))
+
+    def _echo(self, vector: np.ndarray, support: list[float], anchors: list[int | None]) -> bool:
+        """A sentence some source supports that restates the question (`_restates` against
+        its best support) and states no figure a source anchors."""
+        best = max(support, default=-1.0)
+        return best >= self.threshold and all(a is None for a in anchors) and self._restates(vector, best)
 
     def _restates(self, vector: np.ndarray, support: float) -> bool:
         """Closer to the question than to its evidence by `echo_margin`: an echo, not a finding."""
