@@ -161,7 +161,7 @@ class ModelAnswerer:
             echo_margin=s.echo_margin,
             # a comparison's sentences speak of several papers at once
             cite_margin=s.cite_margin if len(plan.cover) < 2 else 1.0,
-            aside_margin=s.aside_margin if len(plan.cover) < 2 else 1.0,
+            aside_margin=s.aside_margin,
             one_paper=len(plan.cover) < 2,
             borrowed_words=s.borrowed_words,
         )

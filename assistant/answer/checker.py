@@ -65,7 +65,7 @@ class Checker:
     # the first cited sentence, is left out (a one-paper answer's aside; 1.0 or more: never)
     aside_margin: float = 1.0
     # the answer is about one paper (not a comparison): a sentence that only restates the
-    # question is cited to the paper ranked first
+    # question is cited to the paper ranked first, and asides are left out
     one_paper: bool = False
     _vectors: list[np.ndarray] = field(default_factory=list)
     _sentences: list[list[str]] = field(default_factory=list)
@@ -189,7 +189,7 @@ class Checker:
             instead = self._closest_to_question(kept[0] - 1)
         # an answer's sentence is as close to the question as what it shows: a replaced
         # restatement is not (it took the question's words)
-        if kept and self._aside(kept, vector if instead is None else self.embedder.encode_one(instead)):
+        if kept and self._aside(kept, vector if instead is None else self._vector_of(kept[0] - 1, instead)):
             self.asides += 1
             return ""
         numbers = tuple(self._number(n) for n in kept)
@@ -227,7 +227,7 @@ class Checker:
         the question, and citing it there makes a reader check a paper that has nothing on
         what was asked. A paper ranked above the first one cited may be the right one the
         model came to late: its sentence stays."""
-        if self._question is None:
+        if self._question is None or not self.one_paper:
             return False
         closeness = float(self._question @ vector)
         if self._first_closeness is None:
@@ -294,6 +294,10 @@ class Checker:
     def _measures(text: str, figure: Quantity) -> set[str]:
         """What a figure measures: the content words next to it."""
         return content_words(around(text, figure, FIGURE_WINDOW))
+
+    def _vector_of(self, source: int, sentence: str) -> np.ndarray:
+        """The vector of one of the source's sentences, computed with the others."""
+        return self._vectors[source][self._sentences[source].index(sentence)]
 
     def _echo(self, vector: np.ndarray, support: list[float], anchors: list[int | None]) -> bool:
         """A sentence some source supports that restates the question (`_restates` against
