@@ -120,6 +120,43 @@ def test_ids_are_stable_and_labels_short(seeds: list) -> None:
     assert paper_id("Some  abstract\u00a0text.") == paper_id("some abstract text.")
 
 
+def test_a_large_jsonl_file_is_streamed_with_the_same_papers_and_problems(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above STREAM_BYTES a JSON Lines file is read a line at a time (a million abstracts
+    read whole held the file three times over): the same papers, the same line numbers in
+    problems; a line that is not UTF-8 costs that line, not the file."""
+    from assistant.corpus import readers
+
+    lines = [
+        "\ufeff" + json.dumps({"id": "a", "title": "First", "abstract": "Alpha " * 30}),
+        "{not json",
+        "",
+        json.dumps({"id": "b", "title": "Second\u202e", "abstract": "Beta " * 30}),
+    ]
+    good = tmp_path / "good.jsonl"
+    good.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    whole, whole_problems = load_papers([good])
+    monkeypatch.setattr(readers, "STREAM_BYTES", 0)
+    streamed, streamed_problems = load_papers([good])
+    assert streamed == whole and [p.title for p in streamed] == ["First", "Second"]
+    assert sorted((p.line, p.kept) for p in streamed_problems) == sorted(
+        (p.line, p.kept) for p in whole_problems
+    )
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(
+        b'{"id": "c", "abstract": "caf\xe9 '
+        + b"x " * 40
+        + b'"}\n'
+        + good.read_bytes().removeprefix("\ufeff".encode())
+    )
+    papers, problems = load_papers([bad])
+    assert [p.title for p in papers] == ["First", "Second"]
+    latin = next(p for p in problems if p.line == 1)
+    assert "not UTF-8" in latin.message and "iconv" in latin.message and not latin.kept
+    assert any(p.line == 3 and "not valid JSON" in p.message for p in problems)  # numbering kept
+
+
 def test_same_abstract_in_two_files_is_one_paper_with_both_sources(tmp_path: Path) -> None:
     text = (SEEDS / "000_f4414ef37cb00e6d.txt").read_text(encoding="utf-8")
     first_abstract = text.split("\n\n")[1]

@@ -41,6 +41,36 @@ def test_updates_and_removals_leave_a_served_copy_as_it_was(tmp_path: Path) -> N
     assert [p.id for p in fresh.papers] == ["p2", "p3", "p4"] and np.array_equal(fresh.vectors, newer.vectors)
 
 
+def test_a_compaction_merges_the_newest_segments_and_leaves_the_large_old_ones(tmp_path: Path) -> None:
+    """Merging everything every COMPACT_AFTER batches held the whole catalogue and rewrote
+    it each time; the run of newest segments is merged instead, and the catalogue loads
+    the same. A removal among them merges everything (it may drop older papers)."""
+    from assistant.index import snapshot as snap
+
+    snapshot = Snapshot(tmp_path / "snap")
+    snapshot.append("store", 300, [paper(n) for n in range(300)], rows(*range(300)))
+    for n in range(300, 300 + snap.COMPACT_AFTER):  # small batches after a large one
+        snapshot.append("store", n + 1, [paper(n), paper(5)], rows(n, 5.5))  # p5 updated each time
+    manifest = snapshot.manifest()
+    assert manifest is not None and len(manifest.segments) == 2  # compacted once
+    first = manifest.segments[0]
+    assert first == "seg-00000001"  # the large segment was not rewritten
+    loaded = snapshot.load(manifest)
+    assert [p.id for p in loaded.papers] == [f"p{n}" for n in range(300 + snap.COMPACT_AFTER)]
+    assert loaded.vectors[5, 0] == 5.5 and loaded.vectors[320, 0] == 320
+    assert sorted(f.name for f in (tmp_path / "snap").glob("seg-*")) == sorted(
+        f"{name}.{ext}" for name in manifest.segments for ext in ("jsonl", "npy")
+    )
+    snapshot.remove("store", 347, ["p0"])
+    for n in range(400, 400 + snap.COMPACT_AFTER):
+        snapshot.append("store", n, [paper(n)], rows(n))
+    manifest = snapshot.manifest()
+    assert manifest is not None and len(manifest.segments) < 5  # the removal merged everything:
+    assert manifest.segments[0] != first and not any(n.endswith("-removed") for n in manifest.segments)
+    ids = [p.id for p in snapshot.load(manifest).papers]
+    assert "p0" not in ids and ids[0] == "p1" and len(ids) == 299 + snap.COMPACT_AFTER * 2
+
+
 def test_a_segment_that_repeats_a_paper_keeps_its_last_version() -> None:
     loaded = Loaded()
     loaded.apply([paper(1), paper(2), paper(1)], rows(1, 2, 10))

@@ -179,7 +179,7 @@ def ingest(
                 writer = _Writer(
                     session, snapshot, embedder, existing, report, _progress(total) if progress else None
                 )
-                read = _read(paths, writer, settings.store_batch_size)
+                read = _read(paths, writer, settings.store_batch_size, catalogue)
                 seen_again = read.seen_again
                 if catalogue is not None:  # only those the record adds something to
                     seen_again = _adding(catalogue, seen_again)
@@ -258,24 +258,41 @@ class _Writer:
 
 @dataclass
 class _Read:
-    """What one pass over the files found, for reconciling them with the store."""
+    """What one pass over the files found, for reconciling them with the store. A first
+    ingestion (`catalogue` None: nothing stored) has nothing to reconcile and keeps none
+    of it; otherwise a record is kept only when it would change its stored paper's fields,
+    and a stored paper seen again only when its record adds something to it, so memory
+    does not grow with the files (at a million records, keeping them all was gigabytes)."""
 
+    catalogue: Loaded | None = None
     seen_in: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # file -> id -> its sources
     keys_in: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # file -> id -> its keys
-    records: dict[str, Paper] = field(default_factory=dict)  # id -> the record read (its first)
+    records: dict[str, Paper] = field(default_factory=dict)  # id -> its first record, if it edits
+    first: set[str] = field(default_factory=set)  # ids whose first record was seen
     seen_again: dict[str, Paper] = field(default_factory=dict)  # stored papers seen again
 
+    def note(self, paper: Paper) -> None:
+        """Remember where `paper` was read and, for its first record, what it edits."""
+        if self.catalogue is None:
+            return
+        for source in paper.sources:
+            self.seen_in.setdefault(source_file(source), {}).setdefault(paper.id, []).append(source)
+        for key in paper.keys:
+            self.keys_in.setdefault(key_file(key), {}).setdefault(paper.id, []).append(key)
+        if paper.id in self.first:
+            return
+        self.first.add(paper.id)
+        i = self.catalogue.index.get(paper.id)
+        if i is not None and with_fields_of(self.catalogue.papers[i], paper) != self.catalogue.papers[i]:
+            self.records[paper.id] = paper
 
-def _read(paths: list[Path | str], writer: _Writer, batch_size: int) -> _Read:
+
+def _read(paths: list[Path | str], writer: _Writer, batch_size: int, catalogue: Loaded | None) -> _Read:
     """Every record of the files: new papers written in batches, stored ones collected."""
-    read, report, pending = _Read(), writer.report, writer.pending
+    read, report, pending = _Read(catalogue), writer.report, writer.pending
     for paper in iter_papers(paths, report.problems.append):
         report.seen += 1
-        for source in paper.sources:
-            read.seen_in.setdefault(source_file(source), {}).setdefault(paper.id, []).append(source)
-        for key in paper.keys:
-            read.keys_in.setdefault(key_file(key), {}).setdefault(paper.id, []).append(key)
-        read.records.setdefault(paper.id, paper)
+        read.note(paper)
         report.notes.extend(limits(paper))
         stored = stored_id(paper, writer.existing)
         if paper.id in pending:
@@ -283,7 +300,10 @@ def _read(paths: list[Path | str], writer: _Writer, batch_size: int) -> _Read:
         elif stored is not None:
             report.skipped += 1
             before = read.seen_again.get(stored)
-            read.seen_again[stored] = merge(before, paper) if before else paper
+            if before is not None:
+                read.seen_again[stored] = merge(before, paper)
+            elif catalogue is None or _adds(catalogue, stored, paper) is not None:
+                read.seen_again[stored] = paper
         else:
             pending[paper.id] = paper
             if len(pending) >= batch_size:
@@ -315,20 +335,27 @@ class Reconciled:
 
 def _adding(catalogue: Loaded, seen_again: dict[str, Paper]) -> dict[str, Paper]:
     """The papers seen again whose record adds something to the stored one (a source in a
-    new file, a field filled), judged on the snapshot. The same record on another line of
-    a file the paper already has is not a new source."""
+    new file, a field filled), judged on the snapshot."""
     out = {}
     for sid, seen in seen_again.items():
-        i = catalogue.index.get(sid)
-        if i is None:
-            out[sid] = seen
-            continue
-        stored = catalogue.papers[i]
-        files = set(stored.files)
-        seen = replace(seen, sources=tuple(s for s in seen.sources if source_file(s) not in files))
-        if bounded(fill(stored, seen)) != stored:
-            out[sid] = seen
+        adding = _adds(catalogue, sid, seen)
+        if adding is not None:
+            out[sid] = adding
     return out
+
+
+def _adds(catalogue: Loaded, sid: str, seen: Paper) -> Paper | None:
+    """`seen` without the sources in files its stored paper already has, if it still adds
+    something to that paper (a source, a field filled; everything, for a paper not in the
+    snapshot), else None. The same record on another line of a file the paper already
+    has is not a new source."""
+    i = catalogue.index.get(sid)
+    if i is None:
+        return seen
+    stored = catalogue.papers[i]
+    files = set(stored.files)
+    seen = replace(seen, sources=tuple(s for s in seen.sources if source_file(s) not in files))
+    return seen if bounded(fill(stored, seen)) != stored else None
 
 
 def reconcile(

@@ -106,26 +106,38 @@ SETTLE_S = 1.0  # a file modified this recently may still be being written: wait
 MAX_SETTLE_WAIT_S = 10.0  # ... for at most this long
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # read_file says why it cannot be read
+
+
 def _stat(path: Path) -> tuple[int, int]:
     st = path.stat()
     return st.st_size, st.st_mtime_ns
 
 
-def read_stable(path: Path) -> bytes:
-    """The file's bytes, read once it has not changed for SETTLE_S seconds; raises
-    CorpusError if it changed while it was read (another program is still writing it)."""
+def _settled_stat(path: Path) -> tuple[int, int]:
+    """The file's (size, mtime) once it has not changed for SETTLE_S seconds."""
     deadline = time.monotonic() + MAX_SETTLE_WAIT_S
     while True:
         before = _stat(path)
         age = time.time() - before[1] / 1e9
         if not 0 <= age < SETTLE_S:
-            break
+            return before
         if time.monotonic() > deadline:
             raise CorpusError(
                 f"the file is still being written (it kept changing for {MAX_SETTLE_WAIT_S:.0f} s); "
                 "nothing from it was ingested: run the same command again once it is complete"
             )
         time.sleep(min(SETTLE_S - age, 0.25) + 0.01)
+
+
+def read_stable(path: Path) -> bytes:
+    """The file's bytes, read once it has not changed for SETTLE_S seconds; raises
+    CorpusError if it changed while it was read (another program is still writing it)."""
+    before = _settled_stat(path)
     raw = path.read_bytes()
     if _stat(path) != before or len(raw) != before[0]:
         raise CorpusError(
@@ -135,8 +147,65 @@ def read_stable(path: Path) -> bytes:
     return raw
 
 
+STREAM_BYTES = 64 * 2**20  # JSON Lines files larger than this are read a line at a time
+
+
+def _streamed_lines(path: Path, sink: ProblemSink) -> Iterator[str]:
+    """A large JSON Lines file's lines, read one at a time so that memory does not grow
+    with the file (a million abstracts are 1.7 GB: read whole, held three times over).
+    Each line is UTF-8 (a line that is not is reported and skipped) with control
+    characters removed; a file that changed while it was read is reported at the end
+    (its papers read so far are kept: ingestion is idempotent, so running the command
+    again completes it)."""
+    try:
+        before = _settled_stat(path)
+        handle = path.open("rb")
+    except CorpusError as exc:
+        sink(Problem(str(path), 0, str(exc)))
+        return
+    except OSError as exc:
+        sink(Problem(str(path), 0, f"cannot read the file: {exc.strerror or exc}"))
+        return
+    removed, content = 0, False
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                sink(
+                    Problem(
+                        str(path),
+                        number,
+                        f"not UTF-8 (byte 0x{raw[exc.start]:02x}); this line was skipped. Convert the "
+                        f"file to UTF-8, e.g. `iconv -f latin1 -t utf-8 {path.name} > fixed{path.suffix}`",
+                    )
+                )
+                yield ""  # keeps the line numbers of what follows
+                continue
+            line, cut = strip_controls(line)
+            removed += cut
+            content = content or bool(line.strip())
+            yield line
+    if removed:
+        sink(Problem(str(path), 0, f"{removed} control character(s) removed from the file", kept=True))
+    if not content:
+        sink(Problem(str(path), 0, "the file is empty"))
+    elif _stat(path) != before:
+        sink(
+            Problem(
+                str(path),
+                0,
+                "the file changed while it was read (it is still being written); the papers read "
+                "before the change were kept: run the same command again once it is complete",
+            )
+        )
+
+
 def read_file(path: Path, sink: ProblemSink) -> Iterator[Paper]:
     suffix = path.suffix.lower()
+    if suffix == ".jsonl" and _size(path) > STREAM_BYTES:
+        yield from _read_jsonl(path, _streamed_lines(path, sink), sink)
+        return
     try:
         raw = read_stable(path)
     except CorpusError as exc:
@@ -164,9 +233,12 @@ def read_file(path: Path, sink: ProblemSink) -> Iterator[Paper]:
     if suffix == ".bib":
         yield from read_bibtex(path, text, sink)
     elif suffix == ".json" and text.lstrip().startswith("["):
-        yield from (read_csl_json if is_csl_json(text) else _read_jsonl)(path, text, sink)
+        if is_csl_json(text):
+            yield from read_csl_json(path, text, sink)
+        else:
+            yield from _read_jsonl(path, io.StringIO(text), sink)
     elif suffix in (".jsonl", ".json"):
-        yield from _read_jsonl(path, text, sink)
+        yield from _read_jsonl(path, io.StringIO(text), sink)
     elif suffix == ".csv":
         yield from _read_csv(path, text, sink)
     elif _BIBTEX.match(text.lstrip()):
@@ -215,8 +287,8 @@ def decode(path: Path, raw: bytes, sink: ProblemSink) -> str | None:
     return str(best).lstrip("\ufeff")
 
 
-def _read_jsonl(path: Path, text: str, sink: ProblemSink) -> Iterator[Paper]:
-    for number, line in enumerate(io.StringIO(text), start=1):
+def _read_jsonl(path: Path, lines: Iterable[str], sink: ProblemSink) -> Iterator[Paper]:
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
