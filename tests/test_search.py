@@ -157,3 +157,17 @@ def test_filtered_search_scans_exactly_the_kept_rows(bot) -> None:
         best = {catalogue.papers[rows[j]].id: float(sims[j]) for j in np.argsort(-sims)[:5]}
         assert result.matching == len(rows) and all(kept[catalogue.index[h.paper.id]] for h in result)
         assert max(result.dense_top) == pytest.approx(max(best.values()), abs=1e-5), question
+
+
+def test_a_filtered_scan_in_blocks_scores_exactly_the_kept_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The filtered scan copies a block of rows at a time (one large copy is slow to first
+    touch); the scores are those of the one-shot product, in the rows' order."""
+    from assistant.search import retrieve
+
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((1000, 8)).astype(np.float32)
+    vector = rng.standard_normal(8).astype(np.float32)
+    rows = np.sort(rng.choice(1000, 301, replace=False))
+    monkeypatch.setattr(retrieve, "SCAN_ROWS", 64)
+    assert np.allclose(retrieve.scan(vectors, rows, vector), vectors[rows] @ vector)
+    assert np.allclose(retrieve.scan(vectors, rows[:10], vector), vectors[rows[:10]] @ vector)

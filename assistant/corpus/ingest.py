@@ -165,11 +165,10 @@ def ingest(
                 for _ in iter_papers(paths, strict=True):
                     pass
             with store.session() as session:
-                existing = sync_snapshot(session, snapshot)
-                stored_before = len(existing)
                 # What is stored, as the snapshot has it: papers seen again are compared with
                 # it (no read-back from Chroma), and the files read are reconciled with it.
-                catalogue = load_checked(session, snapshot) if stored_before else None
+                existing, catalogue = synced(session, snapshot)
+                stored_before = len(existing)
                 files = [f.name for f in find_corpus_files(paths)]
                 total = _count_new(paths, existing) if progress else None
                 if total:  # loaded before the bar starts, so its rate and ETA are embedding's
@@ -209,6 +208,7 @@ def ingest(
                     report.sources_updated += reconciled.updated
                     report.added -= len(reconciled.replacing & writer.added_ids)
             if report.added or report.sources_updated or report.updated or report.removed:
+                del catalogue, read, writer  # freed before the snapshot is loaded again, whole
                 save_lexical(settings, snapshot)
         except OSError as exc:
             raise StoreError(
@@ -476,6 +476,20 @@ def sync_snapshot(session: Session, snapshot: Snapshot) -> set[str]:
             return ids
     snapshot.rebuild(session.store_id, session.batches())
     return ids
+
+
+def synced(session: Session, snapshot: Snapshot) -> tuple[set[str], Loaded | None]:
+    """The stored ids and the snapshot loaded (None when nothing is stored), the snapshot
+    made to mirror the store first (the caller holds the write lock). When it already does
+    (same store, same count: `sync_snapshot`'s test) the ids are the snapshot's, not read
+    from Chroma a page at a time (at a million papers that read took minutes)."""
+    manifest = snapshot.manifest()
+    if manifest is not None and manifest.store_id == session.store_id and manifest.count == session.count():
+        loaded = load_checked(session, snapshot)
+        if loaded is not None and len(loaded.index) == manifest.count:
+            return set(loaded.index), loaded if loaded.index else None
+    existing = sync_snapshot(session, snapshot)
+    return existing, load_checked(session, snapshot) if existing else None
 
 
 def _readable_ids(snapshot: Snapshot, manifest: Manifest) -> set[str] | None:

@@ -229,7 +229,9 @@ class Snapshot:
         data = (self.folder / f"{name}.jsonl").read_bytes()
         rows = data.count(b"\n") + (not data.endswith(b"\n") and bool(data))  # no line list: 0.2 s at 100k
         try:
-            vectors = np.load(self.folder / f"{name}.npy")
+            # Memory-mapped: the rows are read once, into the catalogue's matrix (or not at all
+            # when the snapshot is one segment: the matrix is then the file, in the page cache).
+            vectors = np.load(self.folder / f"{name}.npy", mmap_mode="r")
         except FileNotFoundError:
             raise
         except (OSError, ValueError, EOFError) as exc:

@@ -105,7 +105,7 @@ class HybridRetriever:
             # (100k papers, half kept: 28 ms against 8 ms).
             dense = (vectors @ vector)[rows]
         else:
-            dense = vectors[rows] @ vector
+            dense = scan(vectors, rows, vector)
         ranked = candidates(dense, self.lexical.scores(text), rows, n)
 
         fused = self._fuse(ranked, topics)
@@ -324,3 +324,16 @@ def unknown_names(question: str, lexical: LexicalIndex) -> list[str]:
         if any(t and not all(lexical.begins_a_word(x) for x in t) for t in tokens):
             out.append(word)
     return out
+
+
+SCAN_ROWS = 8192  # rows copied at a time by a filtered scan
+
+
+def scan(vectors: np.ndarray, rows: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """`vectors[rows] @ vector`, a block of rows at a time: one copy of every kept row is a
+    large fresh allocation whose first touch is slow (a million papers, a 16.6% filter:
+    p50 80 ms but worst of 15 1.5 s; in blocks 55 / 93 ms; 100k papers: 6.0 / 195 ms
+    against 5.6 / 6.2 ms)."""
+    if len(rows) <= SCAN_ROWS:
+        return np.asarray(vectors[rows] @ vector)
+    return np.concatenate([vectors[rows[i : i + SCAN_ROWS]] @ vector for i in range(0, len(rows), SCAN_ROWS)])

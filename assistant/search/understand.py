@@ -44,8 +44,9 @@ class QuestionReader:
                 surnames[parts[-1]].append(key)
         # A surname names an author only when exactly one author has it.
         self.surnames = {s: keys[0] for s, keys in surnames.items() if len(keys) == 1}
-        self.subareas = {fold(p.subarea) for p in catalogue.papers if p.subarea}
-        self.subareas -= {fold(p.area) for p in catalogue.papers if p.area}
+        # Distinct names first, then folded: folding every paper's (a million) took 4.7 s.
+        self.subareas = {fold(s) for s in {p.subarea for p in catalogue.papers if p.subarea}}
+        self.subareas -= {fold(a) for a in {p.area for p in catalogue.papers if p.area}}
         self.topics = {
             key: _phrase_pattern(key)
             for key in catalogue.topics
