@@ -2,7 +2,7 @@
 vectors), then served from fresh processes, each part in a child so that no figure counts
 what another part holds.
 
-    python -m benchmarks.million --n 1000000     # about 1.5 hours here; kept, resumable
+    python -m benchmarks.million --n 1000000     # about an hour here (ingest 49 min); kept, resumable
     python -m benchmarks.million --n 20000       # a quick run of the same steps
 
 The papers are `benchmarks.synth` records (realistic metadata: venues, years, topics,
