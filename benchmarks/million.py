@@ -4,6 +4,7 @@ what another part holds.
 
     python -m benchmarks.million --n 1000000     # about an hour here (ingest 49 min); kept, resumable
     python -m benchmarks.million --n 20000       # a quick run of the same steps
+    python -m benchmarks.million --n 200000 --batch 1000   # 200 batches: compactions as at 1M
 
 The papers are `benchmarks.synth` records (realistic metadata: venues, years, topics,
 1–6 authors each); the vectors are mixtures of real SciFact embeddings
@@ -89,20 +90,20 @@ def prepare(folder: Path, n: int) -> tuple[Path, Path]:
     return corpus, vectors
 
 
-def settings_for(data: Path) -> object:
+def settings_for(data: Path, batch: int = 5000) -> object:
     from assistant.config import Settings
 
-    return Settings(data_dir=data, corpus=[], auto_ingest=False, store_batch_size=5000, backend="extractive")
+    return Settings(data_dir=data, corpus=[], auto_ingest=False, store_batch_size=batch, backend="extractive")
 
 
-def ingest_child(folder: Path) -> dict[str, object]:
+def ingest_child(folder: Path, batch: int = 5000) -> dict[str, object]:
     """Runs in a child: ingest the corpus (resuming), report rate and peak memory."""
     from assistant.config import Settings
     from assistant.corpus.ingest import ingest
     from assistant.corpus.strong_index import index_embedder
     from assistant.index.store import VectorStore
 
-    settings = settings_for(folder / "data")
+    settings = settings_for(folder / "data", batch)
     vectors = np.load(folder / "vectors.npy", mmap_mode="r")
     embedder = Indexed(vectors, index_embedder(Settings()))
     store = VectorStore(settings)  # type: ignore[arg-type]
@@ -163,9 +164,9 @@ def hnsw_child(folder: Path, n_questions: int) -> dict[str, object]:
     }
 
 
-def child(part: str, folder: Path, n_questions: int) -> dict[str, object]:
+def child(part: str, folder: Path, n_questions: int, batch: int = 5000) -> dict[str, object]:
     cmd = [sys.executable, "-m", "benchmarks.million", "--child", part, "--dir", str(folder)]
-    cmd += ["--questions", str(n_questions)]
+    cmd += ["--questions", str(n_questions), "--batch", str(batch)]
     done = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True)
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
@@ -179,12 +180,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--dir", type=Path)
     parser.add_argument("--questions", type=int, default=100)
+    parser.add_argument(
+        "--batch",
+        type=int,
+        default=5000,
+        help="papers per store batch (1000 at 200k: as many compactions as at 1M)",
+    )
     parser.add_argument("--child", choices=["ingest", "hnsw"], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     folder = args.dir or CACHE / f"million-{args.n}"
     if args.child:
-        work = ingest_child if args.child == "ingest" else None
-        result = work(folder) if work else hnsw_child(folder, args.questions)
+        result = (
+            ingest_child(folder, args.batch) if args.child == "ingest" else hnsw_child(folder, args.questions)
+        )
         print(json.dumps(result), flush=True)
         return 0
     from benchmarks import serving
@@ -194,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     prepare(folder, args.n)
     made = time.perf_counter() - t0
     print(f"corpus and vectors ready in {made:.0f} s ({folder})", flush=True)
-    ingested = child("ingest", folder, args.questions)
+    ingested = child("ingest", folder, args.questions, args.batch)
     print(f"ingest: {ingested}", flush=True)
     size = du_mb(folder / "data")
     served = serving.in_child(folder / "data", args.questions)
