@@ -160,11 +160,8 @@ def _streamed_lines(path: Path, sink: ProblemSink) -> Iterator[str]:
     try:
         before = _settled_stat(path)
         handle = path.open("rb")
-    except CorpusError as exc:
-        sink(Problem(str(path), 0, str(exc)))
-        return
-    except OSError as exc:
-        sink(Problem(str(path), 0, f"cannot read the file: {exc.strerror or exc}"))
+    except (CorpusError, OSError) as exc:
+        sink(_unreadable(path, exc))
         return
     removed, content = 0, False
     with handle:
@@ -201,6 +198,14 @@ def _streamed_lines(path: Path, sink: ProblemSink) -> Iterator[str]:
         )
 
 
+def _unreadable(path: Path, exc: Exception) -> Problem:
+    """The problem of a file that could not be read: still being written, or an OS error."""
+    if isinstance(exc, CorpusError):
+        return Problem(str(path), 0, str(exc))
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+    return Problem(str(path), 0, f"cannot read the file: {reason}")
+
+
 def read_file(path: Path, sink: ProblemSink) -> Iterator[Paper]:
     suffix = path.suffix.lower()
     if suffix == ".jsonl" and _size(path) > STREAM_BYTES:
@@ -208,11 +213,8 @@ def read_file(path: Path, sink: ProblemSink) -> Iterator[Paper]:
         return
     try:
         raw = read_stable(path)
-    except CorpusError as exc:
-        sink(Problem(str(path), 0, str(exc)))
-        return
-    except OSError as exc:
-        sink(Problem(str(path), 0, f"cannot read the file: {exc.strerror or exc}"))
+    except (CorpusError, OSError) as exc:
+        sink(_unreadable(path, exc))
         return
     text = decode(path, raw, sink)
     if text is None:
