@@ -9,6 +9,13 @@ from typing import Any, Literal
 from assistant.errors import FilterError
 
 
+def topic_of(area: str | None, subarea: str | None) -> str | None:
+    """A paper's topic: its area and subarea joined, or whichever it has."""
+    if area and subarea:
+        return f"{area} · {subarea}"
+    return area or subarea
+
+
 @dataclass(frozen=True)
 class Paper:
     """One abstract and what the corpus says about it."""
@@ -40,9 +47,7 @@ class Paper:
 
     @property
     def topic(self) -> str | None:
-        if self.area and self.subarea:
-            return f"{self.area} · {self.subarea}"
-        return self.area or self.subarea
+        return topic_of(self.area, self.subarea)
 
     @property
     def venue_year(self) -> str | None:

@@ -45,8 +45,8 @@ class QuestionReader:
         # A surname names an author only when exactly one author has it.
         self.surnames = {s: keys[0] for s, keys in surnames.items() if len(keys) == 1}
         # Distinct names first, then folded: folding every paper's (a million) took 4.7 s.
-        self.subareas = {fold(s) for s in {p.subarea for p in catalogue.papers if p.subarea}}
-        self.subareas -= {fold(a) for a in {p.area for p in catalogue.papers if p.area}}
+        self.subareas = {fold(s) for s in catalogue.subarea_names}
+        self.subareas -= {fold(a) for a in catalogue.area_names}
         self.topics = {
             key: _phrase_pattern(key)
             for key in catalogue.topics
