@@ -526,7 +526,7 @@ def save_lexical(settings: Settings, snapshot: Snapshot) -> None:
         return
     papers = snapshot.load(manifest).papers
     try:
-        LexicalIndex.build(papers).save(settings.lexical_dir)
+        LexicalIndex.save_for(settings.lexical_dir, papers)
     except OSError as exc:  # a reader will build it itself
         log.warning("cannot save the lexical index in %s (%s)", settings.lexical_dir, exc)
 
