@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -44,7 +45,7 @@ def test_updates_and_removals_leave_a_served_copy_as_it_was(tmp_path: Path) -> N
 def test_a_compaction_merges_the_newest_segments_and_leaves_the_large_old_ones(tmp_path: Path) -> None:
     """Merging everything every COMPACT_AFTER batches held the whole catalogue and rewrote
     it each time; the run of newest segments is merged instead, and the catalogue loads
-    the same. A removal among them merges everything (it may drop older papers)."""
+    the same. A removal among them that drops older papers stays, after the merged run."""
     from assistant.index import snapshot as snap
 
     snapshot = Snapshot(tmp_path / "snap")
@@ -61,14 +62,20 @@ def test_a_compaction_merges_the_newest_segments_and_leaves_the_large_old_ones(t
     assert sorted(f.name for f in (tmp_path / "snap").glob("seg-*")) == sorted(
         f"{name}.{ext}" for name in manifest.segments for ext in ("jsonl", "npy")
     )
-    snapshot.remove("store", 347, ["p0"])
+    snapshot.remove("store", 347, ["p0", "p320", "p399"])  # old, newer, and not (yet) stored
+    snapshot.append("store", 348, [paper(399)], rows(399))  # removed, then added again
     for n in range(400, 400 + snap.COMPACT_AFTER):
         snapshot.append("store", n, [paper(n)], rows(n))
     manifest = snapshot.manifest()
-    assert manifest is not None and len(manifest.segments) < 5  # the removal merged everything:
-    assert manifest.segments[0] != first and not any(n.endswith("-removed") for n in manifest.segments)
-    ids = [p.id for p in snapshot.load(manifest).papers]
-    assert "p0" not in ids and ids[0] == "p1" and len(ids) == 299 + snap.COMPACT_AFTER * 2
+    assert manifest is not None and manifest.segments[0] == first  # the large segment stays
+    kept = [n for n in manifest.segments if n.endswith("-removed")]
+    assert len(kept) == 1 and kept[0].endswith("-c-removed")  # compacted: only older papers' removals
+    assert json.loads((tmp_path / "snap" / f"{kept[0]}.json").read_text()) == ["p0", "p320"]
+    loaded = snapshot.load(manifest)
+    ids = [p.id for p in loaded.papers]
+    assert "p0" not in ids and "p320" not in ids and ids[0] == "p1" and "p399" in ids
+    assert len(ids) == 298 + snap.COMPACT_AFTER * 2 + 1
+    assert loaded.vectors[ids.index("p399"), 0] == 399 and loaded.vectors[ids.index("p5"), 0] == 5.5
 
 
 def test_a_segment_that_repeats_a_paper_keeps_its_last_version() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from assistant.config import Settings
 from assistant.corpus.changes import Changes, apply, matching
-from assistant.corpus.ingest import load_checked, save_lexical, sync_snapshot, writing
+from assistant.corpus.ingest import save_lexical, synced, writing
 from assistant.errors import CorpusError, StoreError
 from assistant.index.snapshot import Snapshot
 from assistant.index.store import VectorStore
@@ -53,15 +53,16 @@ def remove(
     snapshot = Snapshot(settings.snapshot_dir)
     with writing(settings, store), store.session() as session:
         try:
-            sync_snapshot(session, snapshot)
-            loaded = load_checked(session, snapshot)
+            # The stored ids from the snapshot when it mirrors the store (`synced`), not
+            # from Chroma a page at a time (minutes at a million papers).
+            _, loaded = synced(session, snapshot)
             papers = loaded.papers if loaded is not None else []
             changes = Changes()
             named, unknown = matching(papers, wanted)
             report.unknown = sorted(unknown)
             changes.deletions.update(named)
             used: set[str] = set()
-            for paper in papers:
+            for paper in papers if files else ():
                 hit = files & set(paper.files)
                 if hit and paper.id not in named:
                     used.update(hit)
