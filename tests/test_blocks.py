@@ -35,8 +35,10 @@ def test_a_changed_matrix_is_new_and_the_old_one_is_untouched() -> None:
     assert np.array_equal(np.asarray(changed), np.vstack([expected, np.ones((1, 4))]))
     assert np.array_equal(np.asarray(blocks), whole)
     assert changed.blocks[-2] is blocks.blocks[-1]  # an untouched block is shared, not copied
-    kept = blocks.rows_of(np.array([8, 1]))
-    assert np.array_equal(np.asarray(kept), whole[[8, 1]])
+    fewer = blocks.without(np.array([9, 0]))
+    assert np.array_equal(np.asarray(fewer), whole[1:9])
+    assert fewer.blocks[1] is blocks.blocks[1]  # the block without removals is shared
+    assert blocks.without(np.array([], dtype=np.int64)) is blocks
 
 
 def test_a_scan_of_ascending_rows_over_blocks_scores_exactly_those_rows() -> None:

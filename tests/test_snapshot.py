@@ -35,7 +35,7 @@ def test_updates_and_removals_leave_a_served_copy_as_it_was(tmp_path: Path) -> N
     assert newer.vectors[:, 0].tolist() == [20, 3, 4]
     assert newer.index == {"p2": 0, "p3": 1, "p4": 2}
     # The catalogue being served meanwhile saw none of it.
-    assert [p.id for p in served.papers] == ["p1", "p2", "p3"]
+    assert [p.id for p in served.papers] == ["p1", "p2", "p3"] and served.index == {"p1": 0, "p2": 1, "p3": 2}
     assert np.array_equal(served.vectors, before)
     # Loading from scratch gives the same as following segment by segment.
     fresh = snapshot.load(manifest)

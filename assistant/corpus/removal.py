@@ -69,10 +69,11 @@ def remove(
                     changes.drop_files(paper, hit)
                     report.kept += paper.id not in changes.deletions
             report.unknown += sorted(files - used)
+            report.removed = [p.label for p in papers if p.id in changes.deletions]
             if changes and loaded is not None:
                 apply(session, snapshot, loaded, changes)
+                del loaded, papers  # the BM25 step loads the snapshot again: not twice at once
                 save_lexical(settings, snapshot)
-            report.removed = [p.label for p in papers if p.id in changes.deletions]
         except OSError as exc:
             raise StoreError(
                 f"removal stopped: {exc.strerror or exc} ({settings.data_dir}); run the same "

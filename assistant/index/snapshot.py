@@ -107,10 +107,15 @@ class Loaded:
         gone = {i for i in ids if i in self.index}
         if not gone:
             return
-        keep = [i for i, p in enumerate(self.papers) if p.id not in gone]
-        self.papers = [self.papers[i] for i in keep]
-        self.vectors = self.vectors.rows_of(np.asarray(keep, dtype=np.int64))
-        self.index = {p.id: n for n, p in enumerate(self.papers)}
+        rows = sorted(self.index[i] for i in gone)
+        first = rows[0]  # rows before it keep their place: only the rest is renumbered
+        tail = [p for p in self.papers[first:] if p.id not in gone]
+        self.papers = self.papers[:first] + tail
+        for pid in gone:
+            del self.index[pid]
+        for n, paper in enumerate(tail, first):
+            self.index[paper.id] = n
+        self.vectors = self.vectors.without(np.asarray(rows, dtype=np.int64))
 
     def copy(self) -> Loaded:
         return Loaded(list(self.papers), self.vectors, dict(self.index), self.segments)
