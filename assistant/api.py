@@ -14,6 +14,7 @@ from assistant.answer.plan import Plan, judge
 from assistant.answer.rules import Rules
 from assistant.answerers import answerer, backend_names
 from assistant.config import BUNDLED_EMBEDDER, Settings
+from assistant.corpus.building import built_elsewhere
 from assistant.corpus.ingest import IngestReport, ingest
 from assistant.corpus.removal import RemoveReport, remove
 from assistant.corpus.strong_index import (
@@ -21,7 +22,6 @@ from assistant.corpus.strong_index import (
     Builder,
     IndexStatus,
     build,
-    built_elsewhere,
     index_embedder,
     mirror,
     strong_count,

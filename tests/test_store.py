@@ -91,6 +91,58 @@ def test_a_second_writer_is_refused_with_a_clear_message(seeded) -> None:
     assert seeded.ingest([SEEDS]).added == 0
 
 
+def test_a_writer_waits_for_the_apps_background_build_instead_of_failing(tmp_path: Path) -> None:
+    """The app's background index build holds the write lock a second or two per batch; a
+    person's ingestion landing then used to fail at once (1 of 45 tries in a walk)."""
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    from assistant.config import Settings
+    from assistant.corpus.building import marker
+    from assistant.corpus.ingest import writing
+    from assistant.index.store import VectorStore
+
+    settings = Settings(data_dir=tmp_path / "data", corpus=[], auto_ingest=False)
+    store = VectorStore(settings)
+    held, release = threading.Event(), threading.Event()
+
+    def build_batch() -> None:  # holds the lock as a build's batch write does
+        with write_lock(settings):
+            held.set()
+            release.wait(10)
+
+    def hold() -> threading.Thread:
+        held.clear()
+        release.clear()
+        thread = threading.Thread(target=build_batch)
+        thread.start()
+        assert held.wait(10)
+        return thread
+
+    thread = hold()
+    with pytest.raises(StoreBusyError, match="another ingestion is writing"):  # no build: refused
+        with writing(settings, store):
+            pass
+    release.set()
+    thread.join()
+
+    builder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        marker(settings).write_text(str(builder.pid))  # as a build in another process leaves it
+        thread = hold()
+        threading.Timer(1.0, release.set).start()
+        started = time.monotonic()
+        with writing(settings, store):
+            waited = time.monotonic() - started
+        thread.join()
+        assert 0.5 < waited < 30
+    finally:
+        builder.kill()
+        builder.wait()
+
+
 def test_lexical_index_is_rebuilt_when_stale(seeded) -> None:
     meta = seeded.settings.lexical_dir / "meta.json"
     data = json.loads(meta.read_text())

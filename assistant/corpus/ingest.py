@@ -29,6 +29,7 @@ import numpy as np
 from filelock import FileLock, Timeout
 
 from assistant.config import Settings
+from assistant.corpus.building import building_in
 from assistant.corpus.changes import Changes, apply, key_file, with_file_sources
 from assistant.corpus.readers import find_corpus_files, iter_papers
 from assistant.corpus.records import Problem, is_title_key, stored_keys
@@ -96,6 +97,9 @@ class IngestReport:
         return line
 
 
+BUILD_WAIT_S = 60.0  # how long a writer waits for the app's background index build
+
+
 def write_lock(settings: Settings, timeout: float | None = None) -> FileLock:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     return FileLock(str(settings.lock_path), timeout=settings.lock_timeout_s if timeout is None else timeout)
@@ -106,7 +110,19 @@ def writing(settings: Settings, store: VectorStore, timeout: float | None = None
     """Hold the write lock, with clear errors when it is taken or cannot be made."""
     try:
         lock = write_lock(settings, timeout)
-        lock.acquire()
+        try:
+            lock.acquire()
+        except Timeout:
+            # The app's own background index build holds the lock a second or two per
+            # batch: a person's ingestion or removal (no timeout of its own) that lands in
+            # that window waits for it instead of failing (seen once in 45 tries, 0.3 s apart).
+            if (
+                timeout is not None
+                or settings.lock_timeout_s >= BUILD_WAIT_S
+                or building_in(settings.data_dir) is None
+            ):
+                raise
+            lock.acquire(timeout=BUILD_WAIT_S)
     except Timeout:
         raise StoreBusyError(
             f"another ingestion is writing to {store.location} (lock {settings.lock_path}); "

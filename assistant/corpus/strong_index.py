@@ -17,9 +17,9 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
-from pathlib import Path
 
 from assistant.config import Settings
+from assistant.corpus.building import marker as building_marker
 from assistant.corpus.changes import Changes, apply
 from assistant.corpus.ingest import load_checked, save_lexical, sync_snapshot, writing
 from assistant.index.embed import PROFILES, Embedder, Profile
@@ -95,33 +95,6 @@ def strong_count(settings: Settings) -> int:
     return manifest.count if manifest is not None else 0
 
 
-FRESH_S = 60.0  # a build's marker renewed this recently is taken to be a running build
-
-
-def _marker(settings: Settings) -> Path:
-    return settings.snapshot_dir.with_name(settings.snapshot_dir.name + ".building")
-
-
-def built_elsewhere(settings: Settings) -> int | None:
-    """The process id of another process building the index of `settings` now (a build
-    renews its marker before every batch and removes it when it ends), else None."""
-    marker = _marker(settings)
-    try:
-        pid = int(marker.read_text())
-        fresh = time.time() - marker.stat().st_mtime < FRESH_S
-    except (OSError, ValueError):
-        return None
-    if pid == os.getpid() or not fresh:
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:  # alive, another user's
-        pass
-    return pid
-
-
 def mirror(papers: Sequence[Paper], store: VectorStore, settings: Settings) -> int:
     """Make the index of `settings` follow the fast one's `papers`: papers removed there (or
     replaced by a new version) are deleted here, changed metadata (sources, a DOI filled in)
@@ -168,7 +141,7 @@ def build(
         existing = sync_snapshot(session, snapshot)
     todo = [p for p in papers if p.id not in existing]
     added = 0
-    marker = _marker(settings)
+    marker = building_marker(settings)
     try:
         for start in range(0, len(todo), size):
             with suppress(OSError):  # only a status line depends on it
