@@ -94,13 +94,14 @@ def test_a_second_writer_is_refused_with_a_clear_message(seeded) -> None:
 def test_a_writer_waits_for_the_apps_background_build_instead_of_failing(tmp_path: Path) -> None:
     """The app's background index build holds the write lock a second or two per batch; a
     person's ingestion landing then used to fail at once (1 of 45 tries in a walk)."""
+    import os
     import subprocess
     import sys
     import threading
     import time
 
     from assistant.config import Settings
-    from assistant.corpus.building import marker
+    from assistant.corpus.building import holder_note, marker
     from assistant.corpus.ingest import writing
     from assistant.index.store import VectorStore
 
@@ -132,6 +133,20 @@ def test_a_writer_waits_for_the_apps_background_build_instead_of_failing(tmp_pat
     try:
         marker(settings).write_text(str(builder.pid))  # as a build in another process leaves it
         thread = hold()
+        threading.Timer(1.0, release.set).start()
+        started = time.monotonic()
+        with writing(settings, store):
+            waited = time.monotonic() - started
+        thread.join()
+        assert 0.5 < waited < 30
+        marker(settings).unlink()
+        # A short write of the app's own (a sync, the strong index following an edit) says so
+        # while it holds the lock, and a person's ingestion waits for it the same way.
+        with writing(settings, store, background=True):
+            assert holder_note(settings).read_text() == str(os.getpid())
+        assert not holder_note(settings).exists()
+        thread = hold()
+        holder_note(settings).write_text(str(builder.pid))  # as that writer in the app's process
         threading.Timer(1.0, release.set).start()
         started = time.monotonic()
         with writing(settings, store):

@@ -1,9 +1,10 @@
 """Which process is building an index in the background: a marker file beside the index's
 snapshot, renewed before every batch and removed when the build ends.
 
-Writers ask it too: the app's own background build holds the write lock a second or two
-per batch, and a person's `assistant ingest` that lands in that window should wait for
-it, not fail with "another ingestion is writing".
+Writers ask it too: the app's background writers (a build's batch, the strong index
+following an edit, a sync) hold the write lock a second or two, and a person's
+`assistant ingest` that lands in that window should wait for them, not fail with
+"another ingestion is writing" (`holder_note`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,17 @@ def built_elsewhere(settings: Settings) -> int | None:
     """The process id of another process building the index of `settings` now (a build
     renews its marker before every batch and removes it when it ends), else None."""
     return _running(marker(settings))
+
+
+def holder_note(settings: Settings) -> Path:
+    """Written by a background writer of the app (a build's batch, the strong index following
+    an edit, a sync) while it holds the write lock: its process id."""
+    return settings.lock_path.with_name(settings.lock_path.name + ".background")
+
+
+def held_in_background(settings: Settings) -> int | None:
+    """The process id of the app's background writer holding the write lock now, else None."""
+    return _running(holder_note(settings))
 
 
 def building_in(data_dir: Path) -> int | None:

@@ -16,11 +16,12 @@ file lose it as a source (and are deleted when no other file holds them).
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ import numpy as np
 from filelock import FileLock, Timeout
 
 from assistant.config import Settings
-from assistant.corpus.building import building_in
+from assistant.corpus.building import building_in, held_in_background, holder_note
 from assistant.corpus.changes import Changes, apply, key_file, with_file_sources
 from assistant.corpus.readers import find_corpus_files, iter_papers
 from assistant.corpus.records import Problem, is_title_key, stored_keys
@@ -106,20 +107,25 @@ def write_lock(settings: Settings, timeout: float | None = None) -> FileLock:
 
 
 @contextmanager
-def writing(settings: Settings, store: VectorStore, timeout: float | None = None) -> Iterator[None]:
-    """Hold the write lock, with clear errors when it is taken or cannot be made."""
+def writing(
+    settings: Settings, store: VectorStore, timeout: float | None = None, background: bool = False
+) -> Iterator[None]:
+    """Hold the write lock, with clear errors when it is taken or cannot be made.
+    `background`: a short write of the app's own (a build's batch, a sync), which a person's
+    ingestion waits for instead of failing (`building.holder_note`)."""
     try:
         lock = write_lock(settings, timeout)
         try:
             lock.acquire()
         except Timeout:
-            # The app's own background index build holds the lock a second or two per
-            # batch: a person's ingestion or removal (no timeout of its own) that lands in
-            # that window waits for it instead of failing (seen once in 45 tries, 0.3 s apart).
+            # The app's background writers (a build's batch, the strong index following an
+            # edit, a sync) hold the lock a second or two: a person's ingestion or removal
+            # (no timeout of its own) landing then waits instead of failing (a walk: 1 and
+            # 3 of 45 re-ingests 0.3 s apart failed while the app served).
             if (
                 timeout is not None
                 or settings.lock_timeout_s >= BUILD_WAIT_S
-                or building_in(settings.data_dir) is None
+                or (held_in_background(settings) is None and building_in(settings.data_dir) is None)
             ):
                 raise
             lock.acquire(timeout=BUILD_WAIT_S)
@@ -143,10 +149,17 @@ def writing(settings: Settings, store: VectorStore, timeout: float | None = None
             f"cannot write in {settings.data_dir}: {exc.strerror or exc}. The data folder must be "
             "writable (set ASSISTANT_DATA_DIR to a writable folder); nothing was changed."
         ) from exc
+    note = holder_note(settings) if background else None
+    if note is not None:
+        with suppress(OSError):  # only tells a waiting person's ingestion to wait
+            note.write_text(str(os.getpid()))
     try:
         yield
         settled.settle(settings, others)
     finally:
+        if note is not None:
+            with suppress(OSError):
+                note.unlink()
         lock.release()
 
 

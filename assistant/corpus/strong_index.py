@@ -102,7 +102,7 @@ def mirror(papers: Sequence[Paper], store: VectorStore, settings: Settings) -> i
     snapshot = Snapshot(settings.snapshot_dir)
     if snapshot.manifest() is None:
         return 0
-    with writing(settings, store, timeout=LOCK_WAIT_S), store.session() as session:
+    with writing(settings, store, timeout=LOCK_WAIT_S, background=True), store.session() as session:
         sync_snapshot(session, snapshot)
         loaded = load_checked(session, snapshot)
         if loaded is None:
@@ -137,7 +137,7 @@ def build(
     `before_batch` may wait (the app: until no question is being answered)."""
     size = batch_size or BATCH
     snapshot = Snapshot(settings.snapshot_dir)
-    with writing(settings, store, timeout=LOCK_WAIT_S), store.session() as session:
+    with writing(settings, store, timeout=LOCK_WAIT_S, background=True), store.session() as session:
         existing = sync_snapshot(session, snapshot)
     todo = [p for p in papers if p.id not in existing]
     added = 0
@@ -152,7 +152,7 @@ def build(
                 break
             batch = [bounded(p) for p in todo[start : start + size]]
             vectors = embedder.encode_documents(batch)  # outside the lock: this is the slow part
-            with writing(settings, store, timeout=LOCK_WAIT_S), store.session() as session:
+            with writing(settings, store, timeout=LOCK_WAIT_S, background=True), store.session() as session:
                 manifest = snapshot.manifest()
                 if manifest is None or manifest.count != len(existing):  # another builder wrote
                     existing = sync_snapshot(session, snapshot)

@@ -114,7 +114,10 @@ class Live:
             ingest(corpus, self.store, self._embedder(), s, lock_timeout=WAIT_FOR_WRITER_S)
         manifest = self.snapshot.manifest()
         if manifest is None or manifest.store_id != store_id or manifest.count != count or count == 0:
-            with writing(s, self.store, timeout=WAIT_FOR_WRITER_S), self.store.session() as session:
+            with (
+                writing(s, self.store, timeout=WAIT_FOR_WRITER_S, background=True),
+                self.store.session() as session,
+            ):
                 before = self.snapshot.manifest()
                 sync_snapshot(session, self.snapshot)
                 if self.snapshot.manifest() != before or not s.lexical_dir.exists():
@@ -150,7 +153,10 @@ class Live:
     def _repair(self, damage: SnapshotDamaged) -> Manifest:
         """Rebuild a damaged snapshot from Chroma (the store of record) under the write lock."""
         s = self.settings
-        with writing(s, self.store, timeout=WAIT_FOR_WRITER_S), self.store.session() as session:
+        with (
+            writing(s, self.store, timeout=WAIT_FOR_WRITER_S, background=True),
+            self.store.session() as session,
+        ):
             manifest = rebuild_damaged(session, self.snapshot, damage)
             save_lexical(s, self.snapshot)
         return manifest
@@ -257,7 +263,7 @@ class Live:
                 if self._manifest is not None and count == self._manifest.count:
                     self.notes = ()
                     return
-                with writing(self.settings, self.store, timeout=0):
+                with writing(self.settings, self.store, timeout=0, background=True):
                     sync_snapshot(session, self.snapshot)
                     save_lexical(self.settings, self.snapshot)
         except StoreBusyError:  # another process of ours is syncing it: look again later
