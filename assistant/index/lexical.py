@@ -327,12 +327,12 @@ class LexicalIndex:
         vocab = getattr(retriever, "vocab_dict", {})
         tokens = self.tokens(text)
         indexed = [t for t in tokens if t in vocab]
-        out = np.zeros(len(self.ids), dtype=np.float32)
-        if indexed:
-            raw = np.asarray(retriever.get_scores(indexed), dtype=np.float32)  # type: ignore[attr-defined]
-            if self._map is None:
-                out = raw
-            else:
+        raw = np.asarray(retriever.get_scores(indexed), dtype=np.float32) if indexed else None  # type: ignore[attr-defined]
+        if raw is not None and self._map is None:
+            out = raw  # the catalogue's order, every paper indexed: no second array per question
+        else:
+            out = np.zeros(len(self.ids), dtype=np.float32)
+            if raw is not None and self._map is not None:
                 cat_rows, base_rows = self._map
                 out[cat_rows] = raw[base_rows]
         if self._delta is not None and tokens:
