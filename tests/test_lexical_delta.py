@@ -3,7 +3,6 @@ beside it and its papers are scored with the index's own statistics."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +38,7 @@ def test_a_small_change_is_saved_beside_the_index_and_served_like_a_rebuild(
     assert {p.name: p.stat().st_ino for p in (folder / "bm25").iterdir()} == bm25_files
 
     added = Paper(id="kelp-1", label="Kelp", title="Kelp forests", abstract="Sea urchins graze kelp forests.")
-    edited = dataclasses.replace(papers[3], abstract="Mycorrhizal fungi trade phosphorus with orchids.")
+    edited = papers[3].replace(abstract="Mycorrhizal fungi trade phosphorus with orchids.")
     old_words = papers[3].abstract
     removed = papers[5]
     changed = [p for p in papers if p.id != removed.id]

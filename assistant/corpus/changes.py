@@ -10,7 +10,7 @@ the snapshot can rely on the store, and an interruption is repaired by the next 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from assistant.corpus.records import key_parts
 from assistant.index.snapshot import Loaded, Snapshot
@@ -51,7 +51,7 @@ def without_files(paper: Paper, files: set[str]) -> Paper | None:
     if not sources:
         return None
     keys = tuple(k for k in paper.keys if key_file(k) not in files)
-    return replace(paper, sources=sources, keys=keys)
+    return paper.replace(sources=sources, keys=keys)
 
 
 def with_file_sources(paper: Paper, file: str, sources: Sequence[str], keys: Sequence[str]) -> Paper:
@@ -59,8 +59,7 @@ def with_file_sources(paper: Paper, file: str, sources: Sequence[str], keys: Seq
     when a file is edited)."""
     others = tuple(s for s in paper.sources if source_file(s) != file)
     other_keys = tuple(k for k in paper.keys if key_file(k) != file)
-    return replace(
-        paper,
+    return paper.replace(
         sources=others + tuple(s for s in sources if s not in others),
         keys=other_keys + tuple(k for k in keys if k not in other_keys),
     )

@@ -22,7 +22,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -383,7 +383,7 @@ def _adds(catalogue: Loaded, sid: str, seen: Paper) -> Paper | None:
         return seen
     stored = catalogue.papers[i]
     files = set(stored.files)
-    seen = replace(seen, sources=tuple(s for s in seen.sources if source_file(s) not in files))
+    seen = seen.replace(sources=tuple(s for s in seen.sources if source_file(s) not in files))
     return seen if bounded(fill(stored, seen)) != stored else None
 
 
@@ -473,8 +473,8 @@ def with_fields_of(stored: Paper, record: Paper) -> Paper:
     year added); a field the record leaves empty keeps the stored value (another file may
     have filled it). The abstract and id stay (same abstract)."""
     values = {name: getattr(record, name) for name in EDITABLE if getattr(record, name) not in (None, (), "")}
-    updated = replace(stored, **values)
-    return replace(updated, label=updated.title or stored.label)
+    updated = stored.replace(**values)
+    return updated.replace(label=updated.title or stored.label)
 
 
 def stored_id(paper: Paper, existing: set[str]) -> str | None:

@@ -127,7 +127,7 @@ class Loaded:
 
 
 def paper_to_json(paper: Paper) -> str:
-    return json.dumps(asdict(paper), ensure_ascii=False)
+    return json.dumps(msgspec.structs.asdict(paper), ensure_ascii=False)
 
 
 # msgspec decodes straight into `Paper` (types checked, lists made tuples), a whole segment

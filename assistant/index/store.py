@@ -51,8 +51,6 @@ def _cut(text: str | None, limit: int) -> str | None:
 
 def bounded(paper: Paper) -> Paper:
     """The paper with every field cut to the bounds the store accepts."""
-    from dataclasses import replace
-
     authors = tuple(_cut(a, MAX_FIELD["author"]) or "" for a in paper.authors)
     sources = tuple(_cut(s, MAX_FIELD["source"]) or "" for s in paper.sources)
     keys = tuple(k for k in paper.keys if len(k) <= MAX_FIELD["source"])[: 2 * MAX_SOURCES]
@@ -61,7 +59,7 @@ def bounded(paper: Paper) -> Paper:
     cut: dict[str, Any] = {
         name: _cut(getattr(paper, name), limit) for name, limit in MAX_FIELD.items() if hasattr(paper, name)
     }
-    return replace(paper, authors=authors, sources=sources, keys=keys, **cut)
+    return paper.replace(authors=authors, sources=sources, keys=keys, **cut)
 
 
 def paper_metadata(paper: Paper) -> dict[str, Any]:
@@ -123,11 +121,9 @@ def paper_from_record(pid: str, document: str, meta: dict[str, Any]) -> Paper:
 
 def fill(stored: Paper, seen: Paper) -> Paper:
     """The stored paper with the sources of `seen` added and its empty fields filled from it."""
-    from dataclasses import replace
-
-    merged = merge(stored, replace(seen, id=stored.id))
+    merged = merge(stored, seen.replace(id=stored.id))
     if merged.title and not stored.title:
-        merged = replace(merged, label=merged.title)
+        merged = merged.replace(label=merged.title)
     return merged
 
 
