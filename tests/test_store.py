@@ -182,6 +182,50 @@ def test_server_mode_answers_like_the_embedded_store(chroma_server: str, bot, tm
         assert a == b, question
 
 
+class _Reads:
+    """A Chroma collection that records the arguments of every `get`."""
+
+    def __init__(self, inner) -> None:  # type: ignore[no-untyped-def]
+        self.inner = inner
+        self.gets: list[dict[str, object]] = []
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self.inner, name)
+
+    def get(self, **kwargs):  # type: ignore[no-untyped-def]
+        self.gets.append(kwargs)
+        return self.inner.get(**kwargs)
+
+
+def test_the_whole_store_is_read_back_by_id_never_by_offset(
+    chroma_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chroma pages by OFFSET, walking every row before the page (a million papers: about
+    four minutes for the ids alone): a follower's sync and a rebuild read the ids in one
+    call, then the papers by id, a page at a time, each with its own vector."""
+    import numpy as np
+
+    import assistant.index.store as store_module
+
+    monkeypatch.setattr(store_module, "PAGE", 10)
+    server = Assistant(chroma_url=chroma_server, data_dir=tmp_path, corpus=[SEEDS])
+    catalogue = server.live.retriever().catalogue
+    assert catalogue.vectors is not None and len(catalogue) == 87
+    with server.store.session() as session:
+        reads = _Reads(session.collection)
+        session.collection = reads
+        ids = session.ids()
+        pages = list(session.batches())
+    assert ids == set(catalogue.index)
+    got = [p.id for papers, _ in pages for p in papers]
+    assert sorted(got) == sorted(ids)  # each paper once
+    assert max(len(papers) for papers, _ in pages) == 10 and len(pages) == 9
+    for papers, vectors in pages:
+        for paper, vector in zip(papers, vectors, strict=True):
+            np.testing.assert_allclose(vector, catalogue.vectors[catalogue.index[paper.id]], atol=1e-6)
+    assert reads.gets and not any("offset" in kwargs for kwargs in reads.gets)
+
+
 def test_dead_server_names_the_url(tmp_path: Path) -> None:
     from tests.conftest import free_port
 

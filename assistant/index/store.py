@@ -169,28 +169,23 @@ class Session:
         return int(self.store.call("cannot be read", self.collection.count))
 
     def ids(self) -> set[str]:
-        out: set[str] = set()
-        for offset in range(0, self.count(), PAGE):
-            page = self.store.call(
-                "cannot be read", self.collection.get, include=[], limit=PAGE, offset=offset
-            )
-            out.update(page["ids"])
-        return out
+        return set(self._ids())
+
+    def _ids(self) -> list[str]:
+        """Every stored id, in the store's order, in one read. Chroma pages by OFFSET, which
+        walks every row before the page: at a million papers the last page of 5,000 took
+        2.6 s and all 200 pages about four minutes, one read of every id 3.7 s."""
+        return list(self.store.call("cannot be read", self.collection.get, include=[])["ids"])
 
     def batches(self, ids: Sequence[str] | None = None) -> Iterator[tuple[list[Paper], np.ndarray]]:
-        """Stored papers with their vectors, a page at a time (all, or these ids)."""
+        """Stored papers with their vectors, a page at a time (all, or these ids). Pages are
+        read by id, never by offset (see `_ids`)."""
         include = ["documents", "metadatas", "embeddings"]
-        if ids is not None:
-            chunks = [list(ids[i : i + PAGE]) for i in range(0, len(ids), PAGE)]
-            pages = (
-                self.store.call("cannot be read", self.collection.get, ids=c, include=include) for c in chunks
-            )
-        else:
-            total = self.count()
-            pages = (
-                self.store.call("cannot be read", self.collection.get, include=include, limit=PAGE, offset=o)
-                for o in range(0, total, PAGE)
-            )
+        wanted = self._ids() if ids is None else ids
+        chunks = [list(wanted[i : i + PAGE]) for i in range(0, len(wanted), PAGE)]
+        pages = (
+            self.store.call("cannot be read", self.collection.get, ids=c, include=include) for c in chunks
+        )
         for page in pages:
             if not page["ids"]:
                 continue
