@@ -486,18 +486,20 @@ def stored_id(paper: Paper, existing: set[str]) -> str | None:
     return legacy if legacy in existing else None
 
 
-def sync_snapshot(session: Session, snapshot: Snapshot) -> set[str]:
+def sync_snapshot(session: Session, snapshot: Snapshot, known: Loaded | None = None) -> set[str]:
     """Make the snapshot mirror the store (the caller holds the write lock) and return the
     stored ids. Cheap when it already does; after a crash between a batch reaching Chroma
-    and the snapshot, only the missing papers are read back."""
+    and the snapshot, or when another machine wrote to a Chroma server, only the missing
+    papers are read back. `known`: what the caller loaded of the snapshot before (a copy it
+    gives up: it is brought up to date in place), so only segments written since are read."""
     ids = session.ids()
     manifest = snapshot.manifest()
     if manifest is not None and manifest.store_id == session.store_id and manifest.count == len(ids):
         return ids
     if manifest is not None and manifest.store_id == session.store_id and manifest.count < len(ids):
-        known = _readable_ids(snapshot, manifest)
-        if known is not None and known <= ids:
-            missing = sorted(ids - known)
+        readable = _readable_ids(snapshot, manifest, known)
+        if readable is not None and readable <= ids:
+            missing = sorted(ids - readable)
             for papers, vectors in session.batches(missing):
                 snapshot.append(session.store_id, len(ids), papers, vectors)
             if not missing:
@@ -521,10 +523,10 @@ def synced(session: Session, snapshot: Snapshot) -> tuple[set[str], Loaded | Non
     return existing, load_checked(session, snapshot) if existing else None
 
 
-def _readable_ids(snapshot: Snapshot, manifest: Manifest) -> set[str] | None:
+def _readable_ids(snapshot: Snapshot, manifest: Manifest, known: Loaded | None = None) -> set[str] | None:
     """The ids `manifest` lists, or None when a segment is damaged (rebuild it all)."""
     try:
-        return set(snapshot.load(manifest).index)
+        return set(snapshot.load(manifest, known).index)
     except SnapshotDamaged as exc:
         log.warning("%s; rebuilding the snapshot from the store", exc)
         return None
@@ -548,12 +550,13 @@ def rebuild_damaged(session: Session, snapshot: Snapshot, damage: SnapshotDamage
     return snapshot.rebuild(session.store_id, session.batches())
 
 
-def save_lexical(settings: Settings, snapshot: Snapshot) -> None:
-    """Build and save the lexical index for what the snapshot now holds."""
+def save_lexical(settings: Settings, snapshot: Snapshot, known: Loaded | None = None) -> None:
+    """Build and save the lexical index for what the snapshot now holds (`known`: as in
+    `sync_snapshot`)."""
     manifest = snapshot.manifest()
     if manifest is None:
         return
-    papers = snapshot.load(manifest).papers
+    papers = snapshot.load(manifest, known).papers
     try:
         LexicalIndex.save_for(settings.lexical_dir, papers)
     except OSError as exc:  # a reader will build it itself

@@ -264,8 +264,12 @@ class Live:
                     self.notes = ()
                     return
                 with writing(self.settings, self.store, timeout=0, background=True):
-                    sync_snapshot(session, self.snapshot)
-                    save_lexical(self.settings, self.snapshot)
+                    # What this app loaded is brought up to date instead of loading the
+                    # whole snapshot twice (a million papers: about 20 s more per sync).
+                    same = self._manifest is not None and self._manifest.store_id == session.store_id
+                    known = self._loaded.copy() if same and self._loaded is not None else None
+                    sync_snapshot(session, self.snapshot, known)
+                    save_lexical(self.settings, self.snapshot, known)
         except StoreBusyError:  # another process of ours is syncing it: look again later
             return
         except StoreError as exc:
