@@ -68,6 +68,7 @@ class Live:
         self._checked = 0.0
         self._server_checked = 0.0
         self._worker: threading.Thread | None = None
+        self._syncing: threading.Thread | None = None
         self.notes: tuple[str, ...] = ()
 
     # --- the current retriever --------------------------------------------------------
@@ -199,6 +200,10 @@ class Live:
         self._checked = now
         if self.settings.chroma_url:
             self._follow_server(now, force)
+            if not force and self._syncing is not None and self._syncing.is_alive():
+                # The sync loads what it wrote when done; a build now could meet its new
+                # papers before their BM25 entries (and rebuild BM25 from scratch).
+                return
         stamp = self.snapshot.stamp()
         if stamp is None or (not self.settings.chroma_url and not self.settings.chroma_dir.exists()):
             papers = len(self._retriever.catalogue) if self._retriever else 0
@@ -253,27 +258,54 @@ class Live:
         return self._build(manifest, None), manifest, None
 
     def _follow_server(self, now: float, force: bool) -> None:
-        """A Chroma server may be written by other machines: compare its count now and then."""
+        """A Chroma server may be written by other machines: compare its count now and then.
+        When it changed, this app's snapshot is brought up to date beside the questions (at
+        a million papers that takes tens of seconds, and questions waited for it), unless
+        this process wrote (`force`: its caller waits for its own papers)."""
         if not force and now - self._server_checked < 5 * self.settings.refresh_s:
             return
         self._server_checked = now
         try:
             with self.store.session() as session:
                 count = session.count()
-                if self._manifest is not None and count == self._manifest.count:
-                    self.notes = ()
-                    return
-                with writing(self.settings, self.store, timeout=0, background=True):
+        except StoreError as exc:
+            papers = len(self._retriever.catalogue) if self._retriever else 0
+            self.notes = (f"{exc} Answering from the {papers} papers known before.",)
+            return
+        self.notes = ()
+        if self._manifest is not None and count == self._manifest.count:
+            return
+        if force:
+            self._sync_from_server()
+        elif self._syncing is None or not self._syncing.is_alive():
+            self._syncing = threading.Thread(target=self._sync_from_server, name="server-sync", daemon=True)
+            self._syncing.start()
+
+    def _sync_from_server(self) -> None:
+        """Make this app's snapshot mirror the server (the new papers read back, BM25 brought
+        up to date), then load what it now lists."""
+        try:
+            with (
+                self.store.session() as session,
+                writing(self.settings, self.store, timeout=0, background=True),
+            ):
+                with self._lock:
                     # What this app loaded is brought up to date instead of loading the
                     # whole snapshot twice (a million papers: about 20 s more per sync).
                     same = self._manifest is not None and self._manifest.store_id == session.store_id
                     known = self._loaded.copy() if same and self._loaded is not None else None
-                    sync_snapshot(session, self.snapshot, known)
-                    save_lexical(self.settings, self.snapshot, known)
+                sync_snapshot(session, self.snapshot, known)
+                save_lexical(self.settings, self.snapshot, known)
         except StoreBusyError:  # another process of ours is syncing it: look again later
             return
         except StoreError as exc:
             papers = len(self._retriever.catalogue) if self._retriever else 0
             self.notes = (f"{exc} Answering from the {papers} papers known before.",)
             return
-        self.notes = ()
+        except Exception:  # never let a background sync take the app down
+            log.exception("could not read the server's new papers; will try again")
+            return
+        stamp = self.snapshot.stamp()
+        manifest = self.snapshot.manifest()
+        if manifest is not None:
+            self._update(manifest, stamp)
