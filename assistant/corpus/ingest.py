@@ -490,19 +490,26 @@ def sync_snapshot(session: Session, snapshot: Snapshot, known: Loaded | None = N
     """Make the snapshot mirror the store (the caller holds the write lock) and return the
     stored ids. Cheap when it already does; after a crash between a batch reaching Chroma
     and the snapshot, or when another machine wrote to a Chroma server, only the missing
-    papers are read back. `known`: what the caller loaded of the snapshot before (a copy it
-    gives up: it is brought up to date in place), so only segments written since are read."""
+    papers are read back, and the papers no longer stored are dropped. `known`: what the
+    caller loaded of the snapshot before (a copy it gives up: it is brought up to date in
+    place), so only segments written since are read."""
     ids = session.ids()
     manifest = snapshot.manifest()
     if manifest is not None and manifest.store_id == session.store_id and manifest.count == len(ids):
         return ids
-    if manifest is not None and manifest.store_id == session.store_id and manifest.count < len(ids):
+    if manifest is not None and manifest.store_id == session.store_id:
         readable = _readable_ids(snapshot, manifest, known)
-        if readable is not None and readable <= ids:
+        if readable is not None:
+            # Papers removed from the store (by another machine, or a removal cut short
+            # between the store and the snapshot) become a removal segment, not a rebuild
+            # of the whole snapshot from the store (a million papers: every vector read back).
+            gone = sorted(readable - ids)
+            if gone:
+                snapshot.remove(session.store_id, len(readable) - len(gone), gone)
             missing = sorted(ids - readable)
             for papers, vectors in session.batches(missing):
                 snapshot.append(session.store_id, len(ids), papers, vectors)
-            if not missing:
+            if not missing and not gone:
                 snapshot.append(session.store_id, len(ids), [], np.zeros((0, 0), dtype=np.float32))
             return ids
     snapshot.rebuild(session.store_id, session.batches())
