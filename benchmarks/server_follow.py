@@ -3,14 +3,16 @@ every question the app is asked during the write gets an answer (`failed` counts
 on synthetic abstracts some answers are refusals), and the time from the end of the
 write until the app finds the new papers.
 
-    python -m benchmarks.server_follow DATA_DIR [--papers 3] [--askers 2]
+    python -m benchmarks.server_follow DATA_DIR [--papers 3] [--askers 2] [--writer-app]
 
 DATA_DIR is a store built by `benchmarks.million` (its `data` folder). Its Chroma folder is
 served by `chroma run` on 127.0.0.1; the app (`assistant serve`, extractive backend) and
 the writer (`assistant ingest`) each keep their own snapshot, hard-linked copies of
 DATA_DIR's (segments and manifests are only ever replaced, never written in place, so
 the copies never change DATA_DIR's files). The papers added are removed again at the end,
-through the server, with the app stopped. Prints one JSON object.
+through the server, with the apps stopped. With `--writer-app` a second app serves the
+writer's data folder (two apps on the server, one of them beside the ingestion; the
+askers take turns between them). Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -65,12 +67,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("data", type=Path)
     parser.add_argument("--papers", type=int, default=3)
     parser.add_argument("--askers", type=int, default=2)
+    parser.add_argument(
+        "--writer-app", action="store_true", help="a second app serving the writer's own data folder"
+    )
     args = parser.parse_args(argv)
     from gradio_client import Client
 
     work = Path(tempfile.mkdtemp(prefix="server-follow-"))
     chroma, url = start_chroma(args.data / "chroma")
-    app = None
+    apps: list[subprocess.Popen[bytes]] = []
     result: dict[str, object] = {}
     try:
         _copy(args.data, work / "app", url)
@@ -86,22 +91,29 @@ def main(argv: list[str] | None = None) -> int:
         )
         app_env = dict(base, ASSISTANT_DATA_DIR=str(work / "app"))
         writer_env = dict(base, ASSISTANT_DATA_DIR=str(work / "writer"))
-        port = free_port()
-        app_url = f"http://127.0.0.1:{port}"
-        t0 = time.monotonic()
-        app = start(
-            [ASSISTANT, "serve", "--port", str(port)], app_url, env=app_env, timeout=600, log=work / "app.log"
-        )
-        client = Client(app_url, verbose=False)
-        first = client.predict(QUESTIONS[0], "(any)", 3, api_name="/ask")
-        result["app_start_to_first_answer_s"] = round(time.monotonic() - t0, 1)
-        result["first_answer_ok"] = bool(first["ok"])
+        urls = []
+        for name, env in [("app", app_env), ("writer", writer_env)][: 1 + args.writer_app]:
+            port = free_port()
+            urls.append(f"http://127.0.0.1:{port}")
+            t0 = time.monotonic()
+            apps.append(
+                start(
+                    [ASSISTANT, "serve", "--port", str(port)],
+                    urls[-1],
+                    env=env,
+                    timeout=600,
+                    log=work / f"{name}.log",
+                )
+            )
+            first = Client(urls[-1], verbose=False).predict(QUESTIONS[0], "(any)", 3, api_name="/ask")
+            result[f"{name}_start_to_first_answer_s"] = round(time.monotonic() - t0, 1)
+            result[f"{name}_first_answer_ok"] = bool(first["ok"])
 
         answers: list[dict] = []
         stop_asking = threading.Event()
 
         def asker(n: int) -> None:
-            mine = Client(app_url, verbose=False)
+            mine = Client(urls[n % len(urls)], verbose=False)
             i = n
             while not stop_asking.is_set():
                 t = time.monotonic()
@@ -127,14 +139,16 @@ def main(argv: list[str] | None = None) -> int:
                 raise SystemExit(f"ingest failed: {done.stderr[-2000:]}")
             written = time.monotonic()
             word = f"glimmerwort{args.papers - 1}"
-            found = None
-            while time.monotonic() - written < 600:
-                got = client.predict(f"How does {word} count moss colonies?", "(any)", 1, api_name="/ask")
-                if got["ok"] and word in json.dumps(got["citations"]):  # cited, not just named
-                    found = time.monotonic() - written
-                    break
-                time.sleep(0.5)
-            result["found_after_s"] = round(found, 1) if found is not None else None
+            for name, app_url in zip(["found_after_s", "writer_app_found_after_s"], urls, strict=False):
+                client = Client(app_url, verbose=False)
+                found = None
+                while time.monotonic() - written < 600:
+                    got = client.predict(f"How does {word} count moss colonies?", "(any)", 1, api_name="/ask")
+                    if got["ok"] and word in json.dumps(got["citations"]):  # cited, not just named
+                        found = time.monotonic() - written
+                        break
+                    time.sleep(0.5)
+                result[name] = round(found, 1) if found is not None else None
         finally:
             stop_asking.set()
             for thread in threads:
@@ -147,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
             result["answer_p50_s"] = round(times[len(times) // 2], 2)
             result["answer_max_s"] = round(times[-1], 2)
     finally:
-        if app is not None:
+        for app in apps:
             stop(app)
         ids = [p["id"] for p in _papers(args.papers)]
         removed = subprocess.run(

@@ -294,8 +294,10 @@ class Live:
                     # whole snapshot twice (a million papers: about 20 s more per sync).
                     same = self._manifest is not None and self._manifest.store_id == session.store_id
                     known = self._loaded.copy() if same and self._loaded is not None else None
+                before = self.snapshot.manifest()
                 sync_snapshot(session, self.snapshot, known)
-                save_lexical(self.settings, self.snapshot, known)
+                if self.snapshot.manifest() != before:  # else whoever wrote it saved BM25 too
+                    save_lexical(self.settings, self.snapshot, known)
         except StoreBusyError:  # another process of ours is syncing it: look again later
             return
         except StoreError as exc:
