@@ -118,6 +118,7 @@ class LexicalIndex:
                 meta = json.loads(meta_path.read_text())
                 stored, found = meta.get("ids"), str(meta.get("fingerprint"))
                 delta = _read_delta(folder, found)
+                index = cls(list(stored), cls._load_bm25(folder), float(meta.get("avgdl") or 0.0))
                 # The same ids in the same order (the common case) need no digest of them
                 # (1.5 s at a million papers); any other order, the digest decides.
                 if (
@@ -125,19 +126,16 @@ class LexicalIndex:
                     and found.startswith(f"v{INDEX_VERSION}:{len(ids)}:")
                     and (stored == ids or found == fingerprint(ids))
                 ):
-                    index = cls(list(stored), cls._load_bm25(folder), float(meta.get("avgdl") or 0.0))
                     return index.aligned_to(ids)
-                if delta is not None:
-                    index = cls(list(stored), cls._load_bm25(folder), float(meta.get("avgdl") or 0.0))
-                    if index._with_delta(papers, delta):
-                        return index
+                if delta is not None and index._with_delta(papers, delta):
+                    return index
                 # Papers the saved index has not met yet (a writer between publishing them
                 # and saving their BM25 change, or its change not saved): a small change is
                 # scored beside the saved index in memory, as a saved one would be, not a
                 # rebuild (a million papers: four minutes and 9 GB in the serving app).
+                # (`_with_delta` changes nothing when it answers False.)
                 change = _change(folder, papers)
                 if change is not None:
-                    index = cls(list(stored), cls._load_bm25(folder), float(meta.get("avgdl") or 0.0))
                     now = {"changed": list(change["changed"]), "hidden": list(change["hidden"])}
                     if index._with_delta(papers, now):
                         return index
