@@ -457,6 +457,12 @@ class Settings(BaseSettings):
         return self.data_dir / f"lexical{self._store_key}"
 
     @property
+    def server_changes_path(self) -> Path:
+        """Which of a Chroma server's change entries this folder's snapshot has applied
+        (see assistant.index.server_changes)."""
+        return self.data_dir / f"server-changes{self._store_key}.json"
+
+    @property
     def lock_path(self) -> Path:
         return self.data_dir / "ingest.lock"
 

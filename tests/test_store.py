@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from assistant import Assistant
 from assistant.corpus.ingest import IngestReport, write_lock
 from assistant.errors import StoreBusyError, StoreError
+from assistant.types import Paper
 from tests.conftest import SEEDS
 
 
@@ -273,6 +275,72 @@ def test_an_app_following_a_chroma_server_reads_only_what_another_app_wrote(
         time.sleep(0.2)
     assert follower.search(new["abstract"], k=1, detect=False)[0].paper.abstract != new["abstract"]
     assert reads == []
+
+
+def _edit(path: Path, line: int, **fields: object) -> dict[str, object]:
+    records = [json.loads(x) for x in path.read_text().splitlines()]
+    records[line].update(fields)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return records[line]
+
+
+def _wait_for(what: str, found: Callable[[], bool], seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not found():
+        assert time.monotonic() < deadline, f"{what} within {seconds:.0f} s"
+        time.sleep(0.2)
+
+
+def test_an_app_following_a_chroma_server_sees_the_edits_that_keep_the_count(
+    chroma_server: str, tmp_path: Path
+) -> None:
+    """Edits on the server that its count cannot show reach an app following it: an
+    abstract edited under the same record id (one paper replaced by another), a title
+    fixed in place (no id changes), and an edit made while the app was stopped (found at
+    its next start). Before, the follower compared only the count and kept the old
+    versions for good."""
+    from benchmarks.synth import write_corpus
+
+    corpus = write_corpus(tmp_path / "lab.jsonl", 12, seed=31)
+    common = {"chroma_url": chroma_server, "collection": "edit-test", "corpus": [], "backend": "extractive"}
+    writer = Assistant(data_dir=tmp_path / "writer", auto_ingest=False, **common)
+    assert writer.ingest([corpus]).added == 12
+    follower = Assistant(data_dir=tmp_path / "follower", refresh_s=0, **common)
+    assert follower.stats().papers == 12
+
+    def top(text: str) -> Paper:
+        return follower.search(text, k=1, detect=False)[0].paper
+
+    edited = _edit(
+        corpus, 4, abstract="Quokka burrows cool faster when lined with moss, we find in twelve colonies."
+    )
+    report = writer.ingest([corpus])
+    assert report.updated == 1 and writer.stats().papers == 12  # one paper replaced: same count
+    _wait_for(
+        "the follower did not see the edited abstract",
+        lambda: top("quokka burrows moss").abstract == edited["abstract"],
+    )
+    assert follower.stats().papers == 12
+
+    renamed = _edit(corpus, 7, title="A corrected title about pangolin migrations")
+    writer.ingest([corpus])
+    abstract = str(renamed["abstract"])[:300]
+    _wait_for("the follower did not see the corrected title", lambda: top(abstract).title == renamed["title"])
+    assert follower.stats().papers == 12
+
+    # An edit made while the follower is stopped is found when it starts again.
+    later = _edit(corpus, 2, title="Renamed while nobody was looking")
+    writer.ingest([corpus])
+    again = Assistant(data_dir=tmp_path / "follower", refresh_s=0, **common)
+    assert again.search(str(later["abstract"])[:300], k=1, detect=False)[0].paper.title == later["title"]
+    # The writer's folder counts its own entries as applied: its app reads nothing back.
+    import chromadb
+
+    host, port = chroma_server.removeprefix("http://").split(":")
+    entries = chromadb.HttpClient(host=host, port=int(port)).get_collection("edit-test-changes").get()["ids"]
+    assert len(entries) == 4  # one per ingestion that wrote
+    (state,) = (tmp_path / "writer").glob("server-changes*.json")
+    assert set(json.loads(state.read_text())["entries"]) == set(entries)
 
 
 def test_dead_server_names_the_url(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from assistant.corpus.records import key_parts
 from assistant.index.snapshot import Loaded, Snapshot
-from assistant.index.store import PAGE, Session, bounded, paper_metadata
+from assistant.index.store import PAGE, Session, bounded
 from assistant.text import normalize_doi
 from assistant.types import Paper, source_file
 
@@ -69,14 +69,7 @@ def apply(session: Session, snapshot: Snapshot, loaded: Loaded, changes: Changes
     """Write `changes` to the store, then to the snapshot; returns the store's new count.
     `loaded` is the snapshot as read (it gives the vectors of updated papers)."""
     updates = [bounded(p) for i, p in changes.updates.items() if i not in changes.deletions]
-    for start in range(0, len(updates), PAGE):  # Chroma takes at most ~5,000 records a call
-        page = updates[start : start + PAGE]
-        session.store.call(
-            "could not be written",
-            session.collection.update,
-            ids=[p.id for p in page],
-            metadatas=[paper_metadata(p) for p in page],
-        )
+    session.update(updates)
     deletions = sorted(changes.deletions)
     for start in range(0, len(deletions), PAGE):
         session.delete(deletions[start : start + PAGE])

@@ -20,7 +20,7 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +39,15 @@ from assistant.index import settled
 from assistant.index.embed import Embedder
 from assistant.index.lexical import LexicalIndex
 from assistant.index.snapshot import Loaded, Manifest, Snapshot, SnapshotDamaged
-from assistant.index.store import MAX_AUTHORS, MAX_FIELD, Session, VectorStore, bounded, fill
+from assistant.index.store import (
+    MAX_AUTHORS,
+    MAX_FIELD,
+    Session,
+    VectorStore,
+    bounded,
+    fill,
+    paper_metadata,
+)
 from assistant.text import legacy_paper_id
 from assistant.types import Paper, merge, source_file
 
@@ -486,20 +494,27 @@ def stored_id(paper: Paper, existing: set[str]) -> str | None:
     return legacy if legacy in existing else None
 
 
-def sync_snapshot(session: Session, snapshot: Snapshot, known: Loaded | None = None) -> set[str]:
+def sync_snapshot(
+    session: Session, snapshot: Snapshot, known: Loaded | None = None, reread: Collection[str] | None = None
+) -> set[str]:
     """Make the snapshot mirror the store (the caller holds the write lock) and return the
     stored ids. Cheap when it already does; after a crash between a batch reaching Chroma
     and the snapshot, or when another machine wrote to a Chroma server, only the missing
     papers are read back, and the papers no longer stored are dropped. `known`: what the
     caller loaded of the snapshot before (a copy it gives up: it is brought up to date in
-    place), so only segments written since are read."""
+    place), so only segments written since are read. `reread`: a Chroma server's change
+    entries said that another machine wrote (`server_changes`): the ids are compared even
+    when the count is the same (an edited abstract replaces a paper), and these papers,
+    updated in place there, are read back and kept where they differ."""
     ids = session.ids()
     manifest = snapshot.manifest()
-    if manifest is not None and manifest.store_id == session.store_id and manifest.count == len(ids):
+    same_store = manifest is not None and manifest.store_id == session.store_id
+    if same_store and manifest is not None and manifest.count == len(ids) and reread is None:
         return ids
-    if manifest is not None and manifest.store_id == session.store_id:
-        readable = _readable_ids(snapshot, manifest, known)
-        if readable is not None:
+    if same_store and manifest is not None:
+        loaded = _readable(snapshot, manifest, known)
+        if loaded is not None:
+            readable = set(loaded.index)
             # Papers removed from the store (by another machine, or a removal cut short
             # between the store and the snapshot) become a removal segment, not a rebuild
             # of the whole snapshot from the store (a million papers: every vector read back).
@@ -509,7 +524,17 @@ def sync_snapshot(session: Session, snapshot: Snapshot, known: Loaded | None = N
             missing = sorted(ids - readable)
             for papers, vectors in session.batches(missing):
                 snapshot.append(session.store_id, len(ids), papers, vectors)
-            if not missing and not gone:
+            edited = 0
+            for papers, vectors in session.batches(sorted(set(reread or ()) & readable & ids)):
+                keep = [
+                    j
+                    for j, paper in enumerate(papers)
+                    if _as_stored(paper) != _as_stored(loaded.papers[loaded.index[paper.id]])
+                ]
+                if keep:
+                    snapshot.append(session.store_id, len(ids), [papers[j] for j in keep], vectors[keep])
+                    edited += len(keep)
+            if not (missing or gone or edited) and manifest.count != len(ids):
                 snapshot.append(session.store_id, len(ids), [], np.zeros((0, 0), dtype=np.float32))
             return ids
     snapshot.rebuild(session.store_id, session.batches())
@@ -530,10 +555,18 @@ def synced(session: Session, snapshot: Snapshot) -> tuple[set[str], Loaded | Non
     return existing, load_checked(session, snapshot) if existing else None
 
 
-def _readable_ids(snapshot: Snapshot, manifest: Manifest, known: Loaded | None = None) -> set[str] | None:
-    """The ids `manifest` lists, or None when a segment is damaged (rebuild it all)."""
+def _as_stored(paper: Paper) -> dict[str, Any]:
+    """What the store keeps of a paper's metadata, as read back (a long author list's
+    total is not: the snapshot keeps every name)."""
+    meta = paper_metadata(paper)
+    meta.pop("authors_total", None)
+    return meta
+
+
+def _readable(snapshot: Snapshot, manifest: Manifest, known: Loaded | None = None) -> Loaded | None:
+    """What `manifest` lists, or None when a segment is damaged (rebuild it all)."""
     try:
-        return set(snapshot.load(manifest, known).index)
+        return snapshot.load(manifest, known)
     except SnapshotDamaged as exc:
         log.warning("%s; rebuilding the snapshot from the store", exc)
         return None

@@ -29,6 +29,7 @@ from filelock import FileLock
 
 from assistant.config import Settings
 from assistant.errors import ConfigError, StoreError
+from assistant.index import server_changes
 from assistant.text import fold
 from assistant.types import Paper, merge
 
@@ -160,6 +161,8 @@ class Session:
     def __init__(self, store: VectorStore, collection: Any) -> None:
         self.store = store
         self.collection = collection
+        self.wrote = False  # anything written (or tried: a failed call may have written part)
+        self.updated: set[str] = set()  # ids whose metadata was changed in place
 
     @property
     def store_id(self) -> str:
@@ -196,6 +199,7 @@ class Session:
             yield papers, np.asarray(page["embeddings"], dtype=np.float32)
 
     def add(self, papers: Sequence[Paper], vectors: np.ndarray) -> None:
+        self.wrote = True
         self.store.call(
             "could not be written",
             self.collection.add,
@@ -224,14 +228,36 @@ class Session:
                 changed.append(updated)
                 vectors.append(vector)
             if update_ids:
-                self.store.call(
-                    "could not be written", self.collection.update, ids=update_ids, metadatas=metas
-                )
+                self._update(update_ids, metas)
         return changed, (np.stack(vectors) if vectors else np.zeros((0, 0), dtype=np.float32))
+
+    def update(self, papers: Sequence[Paper]) -> None:
+        """Store these papers' metadata in place (their abstracts and vectors stay)."""
+        for start in range(0, len(papers), PAGE):
+            page = papers[start : start + PAGE]
+            self._update([p.id for p in page], [paper_metadata(p) for p in page])
+
+    def _update(self, ids: list[str], metadatas: list[dict[str, Any]]) -> None:
+        self.wrote = True
+        self.updated.update(ids)
+        self.store.call("could not be written", self.collection.update, ids=ids, metadatas=metadatas)
 
     def delete(self, ids: Sequence[str]) -> None:
         if ids:
+            self.wrote = True
             self.store.call("could not be written", self.collection.delete, ids=list(ids))
+
+    def changes_since(self, since: float) -> list[server_changes.Change]:
+        """A Chroma server's change entries since `since` (see `server_changes`)."""
+        return list(
+            self.store.call(
+                "cannot be read",
+                server_changes.read_since,
+                self.store.client(),
+                self.store.settings.collection_name,
+                since,
+            )
+        )
 
 
 class VectorStore:
@@ -257,13 +283,43 @@ class VectorStore:
                 embedding_function=None,
                 metadata={"hnsw:space": "cosine"},
             )
-            yield Session(self, collection)
+            session = Session(self, collection)
+            try:
+                yield session
+            except BaseException:
+                if session.wrote and self.settings.chroma_url:
+                    try:  # a session cut short may have written part: followers look again
+                        self._record_change(session, published=False)
+                    except Exception:
+                        log.warning("could not record the change on the Chroma server", exc_info=True)
+                raise
+            if session.wrote and self.settings.chroma_url:
+                self._record_change(session, published=True)
         finally:
             if not self.settings.chroma_url:
                 try:
                     client.close()
                 except Exception:  # closing never hides the real error
                     log.debug("closing the embedded Chroma client failed", exc_info=True)
+
+    def client(self) -> Any:
+        """The server's client (a session is open: only then is it made)."""
+        assert self._server is not None
+        return self._server
+
+    def _record_change(self, session: Session, published: bool) -> None:
+        """Tell followers of the server that `session` wrote (`server_changes`). `published`:
+        the session ended normally, so this folder's snapshot holds what it wrote."""
+        written = self.call(
+            "could not be written",
+            server_changes.record,
+            self.client(),
+            self.settings.collection_name,
+            session.updated,
+        )
+        if published:
+            applied = server_changes.Applied.load(self.settings.server_changes_path)
+            applied.own(session.store_id, written)
 
     def _check_url(self, url: str) -> None:
         parsed = urlparse(url)

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from assistant.config import Settings
+from assistant.corpus.follow_server import pending, sync_with_server
 from assistant.corpus.ingest import ingest, rebuild_damaged, save_lexical, sync_snapshot, writing
 from assistant.errors import StoreBusyError, StoreError
 from assistant.index import known_stores, settled
@@ -103,6 +104,7 @@ class Live:
         try:
             with self.store.session() as session:
                 count, store_id = session.count(), session.store_id
+                edited = bool(s.chroma_url) and pending(session, s)
         except StoreError as exc:
             manifest = self.snapshot.manifest()
             if manifest is None or s.chroma_url:
@@ -114,13 +116,22 @@ class Live:
             known_stores.check_reseed(s.data_dir, s.chroma_url)
             ingest(corpus, self.store, self._embedder(), s, lock_timeout=WAIT_FOR_WRITER_S)
         manifest = self.snapshot.manifest()
-        if manifest is None or manifest.store_id != store_id or manifest.count != count or count == 0:
+        if (
+            manifest is None
+            or manifest.store_id != store_id
+            or manifest.count != count
+            or count == 0
+            or edited
+        ):
             with (
                 writing(s, self.store, timeout=WAIT_FOR_WRITER_S, background=True),
                 self.store.session() as session,
             ):
                 before = self.snapshot.manifest()
-                sync_snapshot(session, self.snapshot)
+                if s.chroma_url:
+                    sync_with_server(session, self.snapshot, s)
+                else:
+                    sync_snapshot(session, self.snapshot)
                 if self.snapshot.manifest() != before or not s.lexical_dir.exists():
                     save_lexical(s, self.snapshot)
             manifest = self.snapshot.manifest()
@@ -258,7 +269,8 @@ class Live:
         return self._build(manifest, None), manifest, None
 
     def _follow_server(self, now: float, force: bool) -> None:
-        """A Chroma server may be written by other machines: compare its count now and then.
+        """A Chroma server may be written by other machines: compare its count, and look for
+        change entries this app has not applied (an edit keeps the count), now and then.
         When it changed, this app's snapshot is brought up to date beside the questions (at
         a million papers that takes tens of seconds, and questions waited for it), unless
         this process wrote (`force`: its caller waits for its own papers)."""
@@ -268,18 +280,22 @@ class Live:
         try:
             with self.store.session() as session:
                 count = session.count()
+                edited = pending(session, self.settings)
         except StoreError as exc:
-            papers = len(self._retriever.catalogue) if self._retriever else 0
-            self.notes = (f"{exc} Answering from the {papers} papers known before.",)
+            self._server_note(exc)
             return
         self.notes = ()
-        if self._manifest is not None and count == self._manifest.count:
+        if self._manifest is not None and count == self._manifest.count and not edited:
             return
         if force:
             self._sync_from_server()
         elif self._syncing is None or not self._syncing.is_alive():
             self._syncing = threading.Thread(target=self._sync_from_server, name="server-sync", daemon=True)
             self._syncing.start()
+
+    def _server_note(self, exc: StoreError) -> None:
+        papers = len(self._retriever.catalogue) if self._retriever else 0
+        self.notes = (f"{exc} Answering from the {papers} papers known before.",)
 
     def _sync_from_server(self) -> None:
         """Make this app's snapshot mirror the server (the new papers read back, BM25 brought
@@ -295,14 +311,13 @@ class Live:
                     same = self._manifest is not None and self._manifest.store_id == session.store_id
                     known = self._loaded.copy() if same and self._loaded is not None else None
                 before = self.snapshot.manifest()
-                sync_snapshot(session, self.snapshot, known)
+                sync_with_server(session, self.snapshot, self.settings, known)
                 if self.snapshot.manifest() != before:  # else whoever wrote it saved BM25 too
                     save_lexical(self.settings, self.snapshot, known)
         except StoreBusyError:  # another process of ours is syncing it: look again later
             return
         except StoreError as exc:
-            papers = len(self._retriever.catalogue) if self._retriever else 0
-            self.notes = (f"{exc} Answering from the {papers} papers known before.",)
+            self._server_note(exc)
             return
         except Exception:  # never let a background sync take the app down
             log.exception("could not read the server's new papers; will try again")
