@@ -1,9 +1,10 @@
 """A large store served from a Chroma server to an app, while another process writes to it:
 every question the app is asked during the write gets an answer (`failed` counts errors;
 on synthetic abstracts some answers are refusals), and the time from the end of the
-write until the app finds the new papers.
+write until the app finds the new papers; then the same for an edit that keeps the
+count (one new paper's abstract rewritten under its record id).
 
-    python -m benchmarks.server_follow DATA_DIR [--papers 3] [--askers 2] [--writer-app]
+    python -m benchmarks.server_follow DATA_DIR [--papers 3] [--askers 2] [--writer-app] [--edit-wait 120]
 
 DATA_DIR is a store built by `benchmarks.million` (its `data` folder). Its Chroma folder is
 served by `chroma run` on 127.0.0.1; the app (`assistant serve`, extractive backend) and
@@ -27,6 +28,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from benchmarks.servers import free_port, start, start_chroma, stop
 
@@ -62,6 +64,17 @@ def _copy(data: Path, to: Path, url: str) -> None:
         subprocess.run(["cp", "-al", str(mine), str(theirs)], check=True)
 
 
+def _until_cited(client: Any, word: str, since: float, limit: float) -> float | None:
+    """Seconds from `since` until an answer about `word` cites a paper naming it (None:
+    not within `limit`)."""
+    while time.monotonic() - since < limit:
+        got = client.predict(f"How does {word} count moss colonies?", "(any)", 1, api_name="/ask")
+        if got["ok"] and word in json.dumps(got["citations"]):  # cited, not just named
+            return round(time.monotonic() - since, 1)
+        time.sleep(0.5)
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data", type=Path)
@@ -69,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--askers", type=int, default=2)
     parser.add_argument(
         "--writer-app", action="store_true", help="a second app serving the writer's own data folder"
+    )
+    parser.add_argument(
+        "--edit-wait", type=float, default=120, help="how long to wait for an app to see the edit (s)"
     )
     args = parser.parse_args(argv)
     from gradio_client import Client
@@ -140,15 +156,22 @@ def main(argv: list[str] | None = None) -> int:
             written = time.monotonic()
             word = f"glimmerwort{args.papers - 1}"
             for name, app_url in zip(["found_after_s", "writer_app_found_after_s"], urls, strict=False):
-                client = Client(app_url, verbose=False)
-                found = None
-                while time.monotonic() - written < 600:
-                    got = client.predict(f"How does {word} count moss colonies?", "(any)", 1, api_name="/ask")
-                    if got["ok"] and word in json.dumps(got["citations"]):  # cited, not just named
-                        found = time.monotonic() - written
-                        break
-                    time.sleep(0.5)
-                result[name] = round(found, 1) if found is not None else None
+                result[name] = _until_cited(Client(app_url, verbose=False), word, written, 600)
+            # An edit that keeps the count: the last paper's abstract rewritten under its id.
+            edited = f"frostlichen{args.papers - 1}"
+            path.write_text(path.read_text().replace(word, edited))
+            t = time.monotonic()
+            done = subprocess.run(
+                [ASSISTANT, "ingest", "--quiet", str(path)], env=writer_env, capture_output=True, text=True
+            )
+            result["edit_ingest_s"] = round(time.monotonic() - t, 1)
+            if done.returncode != 0:
+                raise SystemExit(f"ingest of the edit failed: {done.stderr[-2000:]}")
+            written = time.monotonic()
+            for name, app_url in zip(
+                ["edit_found_after_s", "writer_app_edit_found_after_s"], urls, strict=False
+            ):
+                result[name] = _until_cited(Client(app_url, verbose=False), edited, written, args.edit_wait)
         finally:
             stop_asking.set()
             for thread in threads:
