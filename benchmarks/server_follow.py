@@ -64,15 +64,18 @@ def _copy(data: Path, to: Path, url: str) -> None:
         subprocess.run(["cp", "-al", str(mine), str(theirs)], check=True)
 
 
-def _until_cited(client: Any, word: str, since: float, limit: float) -> float | None:
-    """Seconds from `since` until an answer about `word` cites a paper naming it (None:
-    not within `limit`)."""
-    while time.monotonic() - since < limit:
-        got = client.predict(f"How does {word} count moss colonies?", "(any)", 1, api_name="/ask")
-        if got["ok"] and word in json.dumps(got["citations"]):  # cited, not just named
-            return round(time.monotonic() - since, 1)
+def _until_cited(clients: list[Any], word: str, since: float, limit: float) -> list[float | None]:
+    """For each app, seconds from `since` until an answer about `word` cites a paper naming
+    it (None: not within `limit`). The apps are asked in turn, so each time is its own."""
+    found: list[float | None] = [None] * len(clients)
+    while time.monotonic() - since < limit and None in found:
+        for n, client in enumerate(clients):
+            if found[n] is None:
+                got = client.predict(f"How does {word} count moss colonies?", "(any)", 1, api_name="/ask")
+                if got["ok"] and word in json.dumps(got["citations"]):  # cited, not just named
+                    found[n] = round(time.monotonic() - since, 1)
         time.sleep(0.5)
-    return None
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -155,8 +158,9 @@ def main(argv: list[str] | None = None) -> int:
                 raise SystemExit(f"ingest failed: {done.stderr[-2000:]}")
             written = time.monotonic()
             word = f"glimmerwort{args.papers - 1}"
-            for name, app_url in zip(["found_after_s", "writer_app_found_after_s"], urls, strict=False):
-                result[name] = _until_cited(Client(app_url, verbose=False), word, written, 600)
+            clients = [Client(u, verbose=False) for u in urls]
+            found = _until_cited(clients, word, written, 600)
+            result.update(zip(["found_after_s", "writer_app_found_after_s"], found, strict=False))
             # An edit that keeps the count: the last paper's abstract rewritten under its id.
             edited = f"frostlichen{args.papers - 1}"
             path.write_text(path.read_text().replace(word, edited))
@@ -168,10 +172,8 @@ def main(argv: list[str] | None = None) -> int:
             if done.returncode != 0:
                 raise SystemExit(f"ingest of the edit failed: {done.stderr[-2000:]}")
             written = time.monotonic()
-            for name, app_url in zip(
-                ["edit_found_after_s", "writer_app_edit_found_after_s"], urls, strict=False
-            ):
-                result[name] = _until_cited(Client(app_url, verbose=False), edited, written, args.edit_wait)
+            found = _until_cited(clients, edited, written, args.edit_wait)
+            result.update(zip(["edit_found_after_s", "writer_app_edit_found_after_s"], found, strict=False))
         finally:
             stop_asking.set()
             for thread in threads:
