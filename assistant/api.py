@@ -22,8 +22,10 @@ from assistant.corpus.strong_index import (
     Builder,
     IndexStatus,
     build,
+    followed,
     index_embedder,
     mirror,
+    record_followed,
     strong_count,
 )
 from assistant.errors import ConfigError
@@ -65,8 +67,8 @@ class Assistant:
         self._strong_problem: str | None = None
         self._builder: Builder | None = None
         self._asking = 0  # questions being searched or answered now (the builder gives way)
-        self._built: tuple[int, float] | None = None  # (strong index papers, when read)
-        self._mirrored: str | None = None  # the fast snapshot the strong index last followed
+        # (strong index papers, the fast snapshot it last followed, when read)
+        self._built: tuple[int, str | None, float] | None = None
 
     # --- components, created on first use -------------------------------------
     @property
@@ -129,19 +131,28 @@ class Assistant:
             return fast
         return strong.live.retriever()
 
-    def _strong_built(self) -> int:
-        """Papers in the strong index: its snapshot manifest, read at most once per
-        `refresh_s` (searches ask for it on every question)."""
+    def _strong_built(self) -> tuple[int, str | None]:
+        """Papers in the strong index (its snapshot manifest) and the fast snapshot it last
+        followed, read at most once per `refresh_s` (searches ask on every question)."""
         strong = self.strong
         if strong is None:
-            return 0
+            return 0, None
         now = time.monotonic()
-        if self._built is None or now - self._built[1] >= self.settings.refresh_s:
-            self._built = (strong_count(strong.settings), now)
-        return self._built[0]
+        if self._built is None or now - self._built[2] >= self.settings.refresh_s:
+            self._built = (strong_count(strong.settings), followed(self.settings), now)
+        return self._built[0], self._built[1]
 
     def _strong_complete(self, papers: int) -> bool:
-        return self._strong_usable() and papers > 0 and self._strong_built() == papers
+        """The strong index answers when it holds as many papers as the fast one and has
+        followed the fast snapshot loaded now: an abstract edited by a writer that did not
+        make it follow (another machine on a Chroma server, an ingest with the fast embedder
+        only) keeps the count, and the strong index would return the old version. (A data
+        folder from before this was recorded: the count decides until the strong index
+        follows a change.)"""
+        if not (self._strong_usable() and papers > 0):
+            return False
+        built, follows = self._strong_built()
+        return built == papers and follows in (None, self.live.fingerprint)
 
     def _strong_usable(self) -> bool:
         """Is the strong embedder installed? (Asked once; the reason is kept for `index_status`.)"""
@@ -225,11 +236,11 @@ class Assistant:
         if strong is None:
             return
         papers, key = self.live.current()  # the caller reloaded: the newest fast snapshot
-        if key is None or key == self._mirrored:
+        if key is None or key == followed(self.settings):
             return
         if mirror(papers, strong.store, strong.settings):
             strong.live.reload()
-        self._mirrored = key
+        record_followed(self.settings, key)
         self._built = None
 
     def index_status(self) -> IndexStatus:
@@ -245,7 +256,7 @@ class Assistant:
                 abstracts=self.embedder.document_route,
             )
         usable = self._strong_usable()
-        built = self._strong_built()
+        built, _ = self._strong_built()
         complete = self._strong_complete(n)
         answering = strong.settings.index_embedder if complete else fast.embedder_name
         building = self._builder is not None and self._builder.busy
@@ -267,6 +278,7 @@ class Assistant:
             problem,
             questions,
             abstracts,
+            follows=complete or not (usable and n > 0 and built == n),
         )
 
     @staticmethod

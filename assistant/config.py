@@ -463,6 +463,11 @@ class Settings(BaseSettings):
         return self.data_dir / f"server-changes{self._store_key}.json"
 
     @property
+    def strong_follows_path(self) -> Path:
+        """The fast snapshot (its fingerprint) the strong index beside it last followed."""
+        return self.data_dir / f"strong-follows{self._store_key}"
+
+    @property
     def lock_path(self) -> Path:
         return self.data_dir / "ingest.lock"
 

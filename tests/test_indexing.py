@@ -142,6 +142,34 @@ def test_the_strong_index_follows_removals_and_edits_of_the_fast_one(tmp_path: P
 
 
 @needs_gemma
+def test_an_edit_the_strong_index_has_not_followed_is_searched_in_the_fast_one(tmp_path: Path) -> None:
+    """An abstract edited by a writer that does not make the strong index follow (an ingest
+    with the fast embedder only; on a Chroma server, another machine) keeps the count: the
+    strong index, as many papers as the fast one, returned the old version. It answers
+    again once it has followed the change."""
+    papers = load_papers([SEEDS])[0][:4]
+    corpus = tmp_path / "lib.jsonl"
+    records = [{"id": f"r{i}", "abstract": p.abstract} for i, p in enumerate(papers)]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in records))
+    bot = Assistant(data_dir=tmp_path / "data", corpus=[corpus], backend="extractive", refresh_s=0)
+    assert bot.build_index() == 4 and bot.index_status().answering == STRONG_EMBEDDER
+
+    records[2]["abstract"] = papers[2].abstract + " We also report a new result on snails."
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in records))
+    fast_only = Assistant(data_dir=tmp_path / "data", embedder=FAST, backend="extractive")
+    assert fast_only.ingest([corpus]).updated == 1
+    # (the app loads the new fast snapshot beside the questions, then answers from it)
+    assert indexing.wait_for(lambda: bot.index_status().answering == FAST, timeout_s=30)
+    status = bot.index_status()
+    assert (status.answering, status.strong_papers, status.papers) == (FAST, 4, 4)
+    assert "to follow a change to the library first" in status.line()
+    top = bot.search(papers[2].abstract[:200], k=1)[0].paper
+    assert top.abstract.endswith("new result on snails.")
+    assert bot.build_index() == 1 and bot.index_status().answering == STRONG_EMBEDDER
+    assert bot.search(papers[2].abstract[:200], k=1)[0].paper.abstract.endswith("new result on snails.")
+
+
+@needs_gemma
 def test_the_app_builds_the_strong_index_in_the_background(tmp_path: Path) -> None:
     corpus = small_corpus(tmp_path, 4)
     bot = Assistant(data_dir=tmp_path / "data", corpus=[corpus], backend="extractive", refresh_s=0.2)

@@ -47,10 +47,13 @@ class IndexStatus:
     problem: str | None = None  # why the strong index cannot be used (not installed, …)
     questions: str = ""  # what embeds questions for the answering index: "openvino", "onnx" or "torch"
     abstracts: str = ""  # what embeds abstracts for the index being built: "openvino" or "torch"
+    follows: bool = True  # the strong index followed the fast snapshot answering now
 
     @property
     def complete(self) -> bool:
-        return self.strong is not None and self.papers > 0 and self.strong_papers == self.papers
+        return (
+            self.strong is not None and self.papers > 0 and self.strong_papers == self.papers and self.follows
+        )
 
     def line(self) -> str:
         parts = [f"questions via {self.questions}"] if self.questions else []
@@ -68,6 +71,8 @@ class IndexStatus:
             state = f"being built by process {self.elsewhere}"
         else:
             state = "not complete: the app builds the rest while it serves, or run `assistant index`"
+        if self.strong_papers == self.papers and not self.follows:
+            state = f"to follow a change to the library first; {state}"
         return (
             f"search: {self.answering} index{via}; {self.strong} index {self.strong_papers}/{self.papers} "
             f"papers, {state}"
@@ -93,6 +98,27 @@ def strong_count(settings: Settings) -> int:
     """Papers in the index of `settings` according to its snapshot (no store read)."""
     manifest = Snapshot(settings.snapshot_dir).manifest()
     return manifest.count if manifest is not None else 0
+
+
+def followed(settings: Settings) -> str | None:
+    """The fingerprint of the fast snapshot that the strong index beside it last followed
+    (`settings`: the fast index's). None: never, as far as this data folder knows."""
+    try:
+        return settings.strong_follows_path.read_text().strip() or None
+    except OSError:
+        return None
+
+
+def record_followed(settings: Settings, fingerprint: str) -> None:
+    """The strong index now follows the fast snapshot `fingerprint` (see `mirror`)."""
+    path = settings.strong_follows_path
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(fingerprint)
+        os.replace(tmp, path)
+    except OSError as exc:  # a full disk: the fast index answers until it can be written
+        log.warning("cannot save %s (%s)", path, exc)
+        tmp.unlink(missing_ok=True)
 
 
 def mirror(papers: Sequence[Paper], store: VectorStore, settings: Settings) -> int:

@@ -90,6 +90,12 @@ class Live:
             assert retriever is not None
             return retriever.catalogue.papers, manifest.fingerprint if manifest is not None else None
 
+    @property
+    def fingerprint(self) -> str | None:
+        """The fingerprint of the snapshot loaded now (None: nothing loaded yet)."""
+        with self._lock:
+            return self._manifest.fingerprint if self._manifest is not None else None
+
     def reload(self) -> None:
         """After this process wrote: load what it published, now."""
         with self._lock:
