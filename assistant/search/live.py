@@ -34,10 +34,6 @@ from assistant.types import Paper
 log = logging.getLogger(__name__)
 
 WAIT_FOR_WRITER_S = 900.0  # opening waits this long for another process's ingestion
-# A sync with a Chroma server (in its own thread) waits this long for the write lock: the
-# app's background build holds it a second or two per batch, and a sync that gave up at
-# once met it at poll after poll (an edit reached the app's questions seconds later).
-SYNC_WAIT_S = 5.0
 
 
 @contextmanager
@@ -313,7 +309,7 @@ class Live:
         try:
             with (
                 self.store.session() as session,
-                writing(self.settings, self.store, timeout=SYNC_WAIT_S, background=True),
+                writing(self.settings, self.store, timeout=0, background=True),
             ):
                 with self._lock:
                     # What this app loaded is brought up to date instead of loading the
