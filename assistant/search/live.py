@@ -20,7 +20,7 @@ from contextlib import contextmanager
 
 from assistant.config import Settings
 from assistant.corpus.follow_server import pending, sync_with_server
-from assistant.corpus.ingest import ingest, rebuild_damaged, save_lexical, sync_snapshot, writing
+from assistant.corpus.ingest import ingest, rebuild_damaged, save_lexical, writing
 from assistant.errors import StoreBusyError, StoreError
 from assistant.index import known_stores, settled
 from assistant.index.catalogue import Catalogue
@@ -110,7 +110,7 @@ class Live:
         try:
             with self.store.session() as session:
                 count, store_id = session.count(), session.store_id
-                edited = bool(s.chroma_url) and pending(session, s)
+                edited = pending(session, s)
         except StoreError as exc:
             manifest = self.snapshot.manifest()
             if manifest is None or s.chroma_url:
@@ -134,10 +134,7 @@ class Live:
                 self.store.session() as session,
             ):
                 before = self.snapshot.manifest()
-                if s.chroma_url:
-                    sync_with_server(session, self.snapshot, s)
-                else:
-                    sync_snapshot(session, self.snapshot)
+                sync_with_server(session, self.snapshot, s)
                 if self.snapshot.manifest() != before or not s.lexical_dir.exists():
                     save_lexical(s, self.snapshot)
             manifest = self.snapshot.manifest()
