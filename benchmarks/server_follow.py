@@ -64,6 +64,17 @@ def _copy(data: Path, to: Path, url: str) -> None:
         subprocess.run(["cp", "-al", str(mine), str(theirs)], check=True)
 
 
+def _ingest(path: Path, env: dict[str, str], what: str) -> float:
+    """`assistant ingest PATH` as the writer; its seconds."""
+    t = time.monotonic()
+    done = subprocess.run(
+        [ASSISTANT, "ingest", "--quiet", str(path)], env=env, capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{what} failed: {done.stderr[-2000:]}")
+    return round(time.monotonic() - t, 1)
+
+
 def _until_cited(clients: list[Any], word: str, since: float, limit: float) -> list[float | None]:
     """For each app, seconds from `since` until an answer about `word` cites a paper naming
     it (None: not within `limit`). The apps are asked in turn, so each time is its own."""
@@ -149,13 +160,7 @@ def main(argv: list[str] | None = None) -> int:
             papers = _papers(args.papers)
             path = work / "new.jsonl"
             path.write_text("".join(json.dumps(p) + "\n" for p in papers))
-            t = time.monotonic()
-            done = subprocess.run(
-                [ASSISTANT, "ingest", "--quiet", str(path)], env=writer_env, capture_output=True, text=True
-            )
-            result["ingest_s"] = round(time.monotonic() - t, 1)
-            if done.returncode != 0:
-                raise SystemExit(f"ingest failed: {done.stderr[-2000:]}")
+            result["ingest_s"] = _ingest(path, writer_env, "ingest")
             written = time.monotonic()
             word = f"glimmerwort{args.papers - 1}"
             clients = [Client(u, verbose=False) for u in urls]
@@ -164,13 +169,7 @@ def main(argv: list[str] | None = None) -> int:
             # An edit that keeps the count: the last paper's abstract rewritten under its id.
             edited = f"frostlichen{args.papers - 1}"
             path.write_text(path.read_text().replace(word, edited))
-            t = time.monotonic()
-            done = subprocess.run(
-                [ASSISTANT, "ingest", "--quiet", str(path)], env=writer_env, capture_output=True, text=True
-            )
-            result["edit_ingest_s"] = round(time.monotonic() - t, 1)
-            if done.returncode != 0:
-                raise SystemExit(f"ingest of the edit failed: {done.stderr[-2000:]}")
+            result["edit_ingest_s"] = _ingest(path, writer_env, "ingest of the edit")
             written = time.monotonic()
             found = _until_cited(clients, edited, written, args.edit_wait)
             result.update(zip(["edit_found_after_s", "writer_app_edit_found_after_s"], found, strict=False))
