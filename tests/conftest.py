@@ -115,3 +115,18 @@ def paper_id(bot, fragment: str) -> str:  # type: ignore[no-untyped-def]
     found = [p.id for p in bot.catalogue.papers if fragment in p.abstract]
     assert len(found) == 1, f"{fragment!r} is in {len(found)} abstracts"
     return found[0]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _release_models() -> Iterator[None]:
+    """Each test module's models go with it: the chat models and sentence-transformers a module
+    loaded are forgotten at its end (without this the run's memory grew to 22 GB of 23)."""
+    yield
+    import gc
+
+    from assistant.answer.llms import release_models
+    from assistant.index.embed import _load
+
+    release_models()
+    _load.cache_clear()
+    gc.collect()

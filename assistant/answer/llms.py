@@ -313,6 +313,15 @@ def chat_model(settings: Settings, backend: str | None = None) -> ChatModel:
         return _CACHE[key]
 
 
+def release_models() -> int:
+    """Forget every chat model this process created, so that their weights are freed once no
+    assistant holds them (a notebook switching models, or a test run). Returns how many."""
+    with _CACHE_LOCK:
+        n = len(_CACHE)
+        _CACHE.clear()
+    return n
+
+
 RELEVANCE_CONTEXT = 2048  # tokens: one shortened abstract and a question
 
 
