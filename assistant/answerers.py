@@ -139,7 +139,7 @@ class ModelAnswerer:
                 yield from replay(ready)
             return
         s = self.settings
-        noes, asked_tokens = self._off_topic(plan)
+        noes, asked_tokens, declined = self._off_topic(plan)
         if noes:
             yield plan.refusal(
                 "None of the closest abstracts is about what the question asks: asked of the "
@@ -151,7 +151,9 @@ class ModelAnswerer:
                 prompt_tokens=asked_tokens,
             )
             return
-        context = build_context(plan.scored, plan.hits[: s.context_papers], s)
+        # a paper the relevance question accepted after declining the first is always given
+        given = plan.given(s) if not declined else plan.hits[: s.context_papers]
+        context = build_context(plan.scored, given, s)
         checker = Checker(
             context.sources,
             self.embedder,
@@ -188,6 +190,24 @@ class ModelAnswerer:
                     self.name,
                     **extra,  # type: ignore[arg-type]
                 )
+            return
+        if plan.verdict.strong and self._figure_not_given(checker, supported):
+            # The evidence says which paper the question is about; the model answered with
+            # figures no given abstract states, and no sentence of theirs states a figure of
+            # that kind: they do not give what was asked. (On weak evidence the right paper
+            # may not be among them: the weak fallback below decides.)
+            first = checker.unstated[0]
+            figures = ", ".join(dict.fromkeys(f for u in checker.unstated for f in u.figures))
+            which = "The abstract given" if len(context.sources) == 1 else "None of the abstracts given"
+            closest = f" Its sentence closest to that claim: “{first.closest}”" if first.closest else ""
+            if len(context.sources) > 1 and first.closest:
+                closest = f" Their sentence closest to that claim: “{first.closest}”"
+            yield plan.refusal(
+                f"{which} does not state the figure asked for: the model answered “{first.sentence}”, "
+                f"but no given abstract states {figures} or a figure of that kind.{closest}",
+                self.name,
+                **extra,  # type: ignore[arg-type]
+            )
             return
         if not supported or len(supported) < 0.5 * len(shown):
             unsupported = f"{len(shown) - len(supported)} of {len(shown)} sentences of the model's answer"
@@ -240,10 +260,11 @@ class ModelAnswerer:
             **extra,  # type: ignore[arg-type]
         )
 
-    def _off_topic(self, plan: Plan) -> tuple[list[str], int]:
+    def _off_topic(self, plan: Plan) -> tuple[list[str], int, int]:
         """Below answer_above, ask whether each of the closest abstracts is about what a
         content question asks, one at a time, stopping at the first that is; the model's
-        replies when it says a plain no for each (else none), and the prompt tokens asked.
+        replies when it says a plain no for each (else none), the prompt tokens asked, and
+        how many papers it declined before one it accepted.
         (The right paper is not always first, above all in the MiniLM index: asking of the
         first alone refused answerable questions.)
         Not asked when the question names an author (an abstract does not name its
@@ -256,7 +277,7 @@ class ModelAnswerer:
             or result.detected.author is not None
             or result.filters.author is not None
         ):
-            return [], 0
+            return [], 0, 0
         noes: list[str] = []
         tokens = 0
         for hit in plan.hits[:RELEVANCE_PAPERS]:
@@ -265,12 +286,12 @@ class ModelAnswerer:
                 said = self._relevant(messages)
             except LLMError as exc:
                 log.warning("relevance question not answered (%s): answering without it", exc)
-                return [], 0
+                return [], 0, 0
             tokens += getattr(self.relevance, "last_prompt_tokens", 0)
             if said is None:
-                return [], tokens
+                return [], tokens, len(noes)
             noes.append(said)
-        return noes, tokens
+        return noes, tokens, 0
 
     def _relevant(self, messages: list[Message]) -> str | None:
         """None when the model takes the abstract to be about the question; else what it
@@ -327,6 +348,19 @@ class ModelAnswerer:
             text=f"{listing.text} {kept.text}",
             sentences=(*listing.sentences, kept.support),
             **extra,  # type: ignore[arg-type]
+        )
+
+    @staticmethod
+    def _figure_not_given(checker: Checker, supported: list[SentenceChecked]) -> bool:
+        """Does every sentence of the model's answer fail the check for stating figures no
+        given abstract states (nor the question), with no sentence of theirs stating a figure
+        of that kind? Then the abstracts do not give the figure asked for (a near-miss the
+        model answered anyway)."""
+        return (
+            not supported
+            and bool(checker.results)
+            and len(checker.unstated) == len(checker.results)
+            and not any(u.like for u in checker.unstated)
         )
 
     def _made_by_model(self, model_text: str) -> dict[str, object]:

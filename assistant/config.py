@@ -264,6 +264,14 @@ class Settings(BaseSettings):
         "for 0.892 of questions against 0.780 with 3 sentences of every paper, in the same budget.",
     )
     context_papers: int = Field(default=4, ge=1, description="Papers given to the LLM at most.")
+    context_paper_share: float = Field(
+        default=0.8,
+        ge=0.0,
+        le=1.0,
+        description="A question about one paper gives the LLM only the papers whose search score is "
+        "at least this share of the top paper's: when one paper stands out, the model sees it alone "
+        "and cannot cite another (0.0: always `context_papers`; comparisons always get theirs).",
+    )
     support_threshold: float = Field(
         default=0.45,
         description="A sentence is supported when its cosine with a sentence of the cited abstract "

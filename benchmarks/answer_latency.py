@@ -45,7 +45,7 @@ def raw_prompt_seconds(bot: Assistant, question: str) -> tuple[float, int]:
     """The model's prompt processing of the same prompt, from an empty KV cache."""
     plan = bot.plan(question)
     s = bot.settings
-    context = build_context(plan.scored, plan.hits[: s.context_papers], s)
+    context = build_context(plan.scored, plan.given(s), s)
     messages = answer_messages(plan.standalone.question, context, s)
     model = chat_model(s)
     llm = model._load()  # type: ignore[attr-defined]

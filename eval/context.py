@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = bot.settings.replace(**overrides)
         given, in_abstracts, in_context, chars = [], [], [], []
         for q, plan in plans:
-            hits = plan.hits[: settings.context_papers]
+            hits = plan.given(settings)
             context = build_context(plan.scored, hits, settings)
             given.append(1.0 if any(h.paper.id in q.gold for h in hits) else 0.0)
             abstracts = " ".join(h.paper.abstract for h in hits)

@@ -79,7 +79,9 @@ def test_one_unsupported_sentence_is_left_out_and_marked(bot) -> None:
 
 def test_an_aside_about_another_paper_is_left_out_with_its_citation(bot) -> None:
     """A one-paper answer that goes on to copy another given abstract's sentence, true of
-    that paper but not about the question, loses the sentence and the citation."""
+    that paper but not about the question, loses the sentence and the citation. (Every
+    paper is given here: by default PrivateSeal stands out and is given alone.)"""
+    bot = Assistant(bot.settings, context_paper_share=0.0)
     hits = list(bot.search("What is PrivateSeal?", k=bot.settings.context_papers))
     seal = next(i + 1 for i, h in enumerate(hits) if h.paper.id == paper_id(bot, PRIVATESEAL))
     other = seal + 1  # ranked below the paper the answer is about
@@ -98,6 +100,7 @@ def test_an_aside_about_another_paper_is_left_out_with_its_citation(bot) -> None
 
 
 def test_wrong_citation_is_recited(bot) -> None:
+    bot = Assistant(bot.settings, context_paper_share=0.0)  # every paper given
     hits = list(bot.search("What is PrivateSeal?", k=5))
     wrong = next(i + 1 for i, h in enumerate(hits) if h.paper.id != paper_id(bot, PRIVATESEAL))
     SCRIPTED.script(f"PrivateSeal is a watermarking framework for pre-existing images [{wrong}].")
@@ -688,7 +691,7 @@ def test_extractive_answer_is_not_made_to_quote_a_second_paper() -> None:
 
 def test_a_model_sentence_cited_to_two_papers_keeps_the_one_that_supports_it(seeded, tmp_path) -> None:  # type: ignore[no-untyped-def]
     _moe_store(seeded, tmp_path)
-    bot = _over(seeded)
+    bot = _over(seeded, context_paper_share=0.0)  # both papers given, whatever their scores
     hits = [(h.paper.title or "").split(":")[0] for h in bot.search(ROUTER_QUESTION, k=4)]
     quokka, wombat = hits.index("QuokkaRoute") + 1, hits.index("WombatMoE") + 1
     claim = (
@@ -699,7 +702,9 @@ def test_a_model_sentence_cited_to_two_papers_keeps_the_one_that_supports_it(see
     answer = final(events(bot, ROUTER_QUESTION))
     assert titles(answer) == ["QuokkaRoute"] and not answer.fallback
     SCRIPTED.script(claim)  # without the rule (cite_margin 1.0) both citations stay
-    assert titles(final(events(_over(seeded, cite_margin=1.0), ROUTER_QUESTION))) == [
+    assert titles(
+        final(events(_over(seeded, cite_margin=1.0, context_paper_share=0.0), ROUTER_QUESTION))
+    ) == [
         "QuokkaRoute",
         "WombatMoE",
     ]
@@ -744,3 +749,63 @@ def test_a_question_naming_what_no_paper_mentions_is_refused_naming_the_closest(
     answer = final(events(seeded, question))
     assert not answer.refused and SCRIPTED.calls, answer.reason
     assert answer.citations[0].paper.title.startswith("CondorSeek")
+
+
+MARLA = "We propose Misclassification Aware Rank-Limited Adaptation (MARLA)"
+FLOCK = "across 54 KGs from diverse domains"
+
+
+def test_a_paper_that_stands_out_is_given_to_the_model_alone(bot) -> None:
+    """A question one paper answers far better than the rest gives the model that paper
+    alone (it cannot write about, or cite, another); with `context_paper_share` 0 every
+    retrieved paper is given, as before."""
+    SCRIPTED.script("PrivateSeal is a watermarking framework for pre-existing images [1].")
+    answer = final(events(bot, "What is PrivateSeal?"))
+    prompt = SCRIPTED.calls[-1][-1]["content"]
+    assert "[1] " in prompt and "[2] " not in prompt
+    assert [c.paper.id for c in answer.citations] == [paper_id(bot, PRIVATESEAL)]
+    SCRIPTED.script("PrivateSeal is a watermarking framework for pre-existing images [1].")
+    final(events(Assistant(bot.settings, context_paper_share=0.0), "What is PrivateSeal?"))
+    prompt = SCRIPTED.calls[-1][-1]["content"]
+    assert "[2] " in prompt
+
+
+def test_a_figure_no_abstract_states_is_refused_when_the_closest_sentences_state_none(bot) -> None:
+    """The model answers a near-miss with a made-up figure: no given abstract states it, and
+    the abstract sentences closest to the question state no figure at all, so the abstracts
+    do not give what was asked: a refusal that says so and quotes what they report, not
+    those sentences shown as if they answered."""
+    question = "For MARLA, what rank is the correction subspace set to in the experiments?"
+    SCRIPTED.script("The correction subspace is set to rank 1 in the experiments for MARLA [1].")
+    answer = final(events(bot, question))
+    assert answer.refused and not answer.fallback
+    assert answer.reason is not None and "does not state the figure asked for" in answer.reason
+    assert "rank 1" in answer.reason and "no given abstract states 1 " in answer.reason
+    assert "closest to that claim" in answer.reason
+    assert paper_id(bot, MARLA) in {h.paper.id for h in answer.hits[:1]}
+
+
+def test_a_wrong_figure_about_what_the_abstract_gives_a_figure_for_is_not_refused(bot) -> None:
+    """A made-up figure where the abstract does state a figure about the same thing (Flock's
+    "54 KGs"): not refused by the rule above; the closest sentences are shown, as before."""
+    SCRIPTED.script("Flock was evaluated on 60 knowledge graphs [1].")
+    answer = final(events(bot, "On how many knowledge graphs was Flock evaluated?"))
+    assert not answer.refused and answer.fallback
+    assert answer.citations[0].paper.id == paper_id(bot, FLOCK)
+    assert "60" not in answer.text
+
+
+def test_a_figure_the_abstract_states_in_words_is_not_refused(bot) -> None:
+    """MARLA's abstract writes its figures in words ("under three settings"): a claim of two
+    settings is wrong, not ungiven, and the closest sentences are shown as before."""
+    SCRIPTED.script("MARLA is evaluated under two settings [1].")
+    answer = final(events(bot, "Under how many settings is MARLA evaluated?"))
+    assert not answer.refused and answer.fallback
+
+
+def test_a_figure_the_question_holds_is_not_one_the_model_made_up(bot) -> None:
+    """"Is MARLA evaluated on 10 datasets?" answered "not on 10 [1]": the 10 is the
+    question's, so the rule does not refuse."""
+    SCRIPTED.script("MARLA is not evaluated on 10 datasets [1].")
+    answer = final(events(bot, "Is MARLA evaluated on 10 datasets?"))
+    assert not (answer.refused and "figure asked for" in (answer.reason or ""))

@@ -270,6 +270,24 @@ def test_unanswerable_question_is_refused(bot) -> None:
 
 
 @needs_default
+def test_a_figure_the_abstract_does_not_give_is_refused_not_made_up(bot) -> None:
+    """The default model, asked for a figure MARLA's abstract does not give, writes one; the
+    check finds that no given abstract states it nor any figure of that kind, and the answer
+    is a refusal that says so, instead of the closest sentences shown as if they answered.
+    The same model asked for a figure the abstract does give (Flock's 54 graphs) answers it."""
+    local = Assistant(bot.settings, backend="llama-cpp")
+    question = (
+        "For MARLA, the misclassification-aware low-rank logit correction for worst-group "
+        "robustness, what rank is the correction subspace set to in the experiments?"
+    )
+    _, answer = run(local, question)
+    assert answer.refused and not answer.fallback, answer
+    assert "does not state the figure asked for" in (answer.reason or ""), answer.reason
+    _, answered = run(local, "Across how many knowledge graphs was Flock evaluated?")
+    assert not answered.refused and "54" in answered.text, answered
+
+
+@needs_default
 def test_near_topic_questions_are_refused_on_the_models_no(bot) -> None:
     """Next to corpus topics (diffusion models, mixture-of-experts, offline RL) but answered
     by no abstract: the real model, asked whether the closest abstract is about the

@@ -23,7 +23,10 @@ evaluated on 12 benchmarks" against "Extensive experiments on $12$ benchmarks â€
 supported by that sentence however the model described the paper, since a cosine is
 dominated by the question's paraphrase the model repeats and misses the figure it adds. An
 anchored sentence is an answer, not a restatement of the question; if its borrowed words
-get it replaced, the anchoring sentence is shown. Citation
+get it replaced, the anchoring sentence is shown. An unsupported sentence that states figures
+no source states is recorded (`Checker.unstated`), with the sources' sentence that states a
+figure of that kind if any: an answer made only of such sentences, with none, is refused by
+the answerer (the abstracts do not give the figure asked for). Citation
 numbers are renumbered in order of first use, so the answer's citations are
 exactly the numbers in its text.
 """
@@ -76,6 +79,8 @@ class Checker:
     restated: int = 0
     borrowed: int = 0
     asides: int = 0  # sentences left out as asides about another paper
+    # unsupported sentences that state figures no source states
+    unstated: list[Unstated] = field(default_factory=list)
     _first_closeness: float | None = None  # the first cited sentence's cosine to the question
     _first_source: int = 0  # the source (1-based, in ranking order) it cites first
     _folded: dict[int, str] = field(default_factory=dict)
@@ -168,9 +173,14 @@ class Checker:
             note = "no given abstract supports this sentence" + (
                 f" (the model cited {valid})" if valid else ""
             )
-            nowhere = [q.text for q in stated if all(q in m for m in missing)]
+            nowhere = [q for q in stated if all(q in m for m in missing)]
             if nowhere and self.sources:
-                note += f"; no given abstract states {', '.join(dict.fromkeys(nowhere))}"
+                note += f"; no given abstract states {', '.join(dict.fromkeys(q.text for q in nowhere))}"
+                added = unstated(nowhere, self._question_quantities)  # not a figure the question holds
+                if added:
+                    closest = self._closest_to(vector)
+                    like = self._a_figure_like(added, body, closest)
+                    self.unstated.append(Unstated(body, tuple(q.text for q in added), closest, like))
         score = max((support[n - 1] for n in kept), default=max(support, default=0.0))
         evidence_source = kept[0] - 1 if kept else best
         evidence = None
@@ -321,6 +331,36 @@ class Checker:
         taken = sorted(w for w in words if w[:4] in self._question_words and w[:4] not in text)
         return taken if len(taken) >= self.borrowed_words else []
 
+    def _closest_to(self, vector: np.ndarray) -> str | None:
+        """The sources' sentence closest to a claim."""
+        best = max(
+            ((float(np.max(v @ vector)), i) for i, v in enumerate(self._vectors) if len(v)), default=None
+        )
+        if best is None:
+            return None
+        i = best[1]
+        return self._sentences[i][int(np.argmax(self._vectors[i] @ vector))]
+
+    def _a_figure_like(self, figures: list[Quantity], body: str, closest: str | None) -> str | None:
+        """A sentence of the sources that states a figure of the claim's kind (not a year; a
+        percentage for a percentage) about what the claim speaks of: a figure in digits in
+        the sentence closest to the claim or in one with a content word in common ("Flock â€¦
+        across 54 KGs" for "Flock was evaluated on 60 knowledge graphs"), or any figure next
+        to a word the claim's figures stand next to ("under three settings" for "under two
+        settings"). None: only the claim states such a figure ("three practical
+        requirements" is no bit accuracy)."""
+        words = content_words(body)
+        measures = set().union(*(self._measures(body, q) for q in figures))
+        percent = any(q.percent for q in figures)
+        for source, sentences in enumerate(self._sentences):
+            for text, found in zip(sentences, self._figures(source), strict=True):
+                values = [f for f in found if not f.year and f.percent >= percent]
+                if any(measures & self._measures(text, f) for f in values):
+                    return text
+                if any(f.in_digits for f in values) and (text == closest or words & content_words(text)):
+                    return text
+        return None
+
     def _closest_to_question(self, source: int) -> str | None:
         """The source's sentence closest to the question that the answer does not show yet."""
         assert self._question is not None
@@ -349,6 +389,17 @@ class Checker:
 
     def citations(self) -> tuple[Citation, ...]:
         return tuple(self.numbering.citations)
+
+
+@dataclass(frozen=True)
+class Unstated:
+    """An unsupported answer sentence that states figures no given abstract (nor the
+    question) states."""
+
+    sentence: str
+    figures: tuple[str, ...]  # as the sentence writes them
+    closest: str | None  # the given abstracts' sentence closest to it
+    like: str | None  # a sentence of theirs stating a figure of that kind (`Checker._a_figure_like`)
 
 
 ANCHOR_FLOOR = 0.25  # an anchoring sentence's cosine may fall this far below the threshold, no further

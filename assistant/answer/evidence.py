@@ -267,7 +267,7 @@ def detail_reported(question: str, detail: Detail, abstract: str) -> bool:
 
 def _states_a_value(sentence: str) -> bool:
     """A quantity that is not a year."""
-    return any(q.percent or q.step != 1 or not 1900 <= q.value <= 2100 for q in quantities(sentence))
+    return any(not q.year for q in quantities(sentence))
 
 
 def missing_names(question: str, text: str) -> list[str]:

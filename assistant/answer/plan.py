@@ -18,7 +18,7 @@ from assistant.answer.route import Route
 from assistant.answer.rules import DetailRules, LexiconDetails
 from assistant.config import Settings
 from assistant.search.questions import Standalone
-from assistant.types import REFUSAL, Answer, Citation, Paper, SearchResult, SentenceSupport, Sources
+from assistant.types import REFUSAL, Answer, Citation, Hit, Paper, SearchResult, SentenceSupport, Sources
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,16 @@ class Plan:
     @property
     def hits(self) -> list:  # type: ignore[type-arg]
         return list(self.result.hits)
+
+    def given(self, settings: Settings) -> list[Hit]:
+        """The papers the model is given: at most `context_papers`; for a question about one
+        paper (not a comparison), only those whose search score is at least
+        `context_paper_share` of the top paper's (with another paper beside it, a small model
+        often writes about that one)."""
+        hits = self.hits[: settings.context_papers]
+        if self.route.kind == "comparison" or not hits or hits[0].score <= 0:
+            return hits
+        return [h for h in hits if h.score >= settings.context_paper_share * hits[0].score]
 
     def sources(self, per_hit: int = 3) -> Sources:
         return Sources(

@@ -62,6 +62,15 @@ class Quantity:
     percent: bool = False
     span: tuple[int, int] = field(default=(0, 0), compare=False)  # where, in the cleaned text
 
+    @property
+    def year(self) -> bool:
+        """Written like a year ("2024"): four plain digits from 1900 to 2099."""
+        return not self.percent and self.step == 1 and len(self.text) == 4 and 1900 <= self.value <= 2099
+
+    @property
+    def in_digits(self) -> bool:
+        return self.text[:1].isdigit()
+
     def stated_by(self, other: Quantity) -> bool:
         """`other` says this at this quantity's precision: "12%" is stated by "12.4%", not by
         "12.6%" or "21%"; "12.40" only by 12.4 itself; "91%" by "0.91"."""
