@@ -804,7 +804,7 @@ def test_a_figure_the_abstract_states_in_words_is_not_refused(bot) -> None:
 
 
 def test_a_figure_the_question_holds_is_not_one_the_model_made_up(bot) -> None:
-    """"Is MARLA evaluated on 10 datasets?" answered "not on 10 [1]": the 10 is the
+    """ "Is MARLA evaluated on 10 datasets?" answered "not on 10 [1]": the 10 is the
     question's, so the rule does not refuse."""
     SCRIPTED.script("MARLA is not evaluated on 10 datasets [1].")
     answer = final(events(bot, "Is MARLA evaluated on 10 datasets?"))
