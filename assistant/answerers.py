@@ -202,8 +202,9 @@ class ModelAnswerer:
             closest = f" Its sentence closest to that claim: “{first.closest}”" if first.closest else ""
             if len(context.sources) > 1 and first.closest:
                 closest = f" Their sentence closest to that claim: “{first.closest}”"
+            claim = first.sentence.rstrip(" .")
             yield plan.refusal(
-                f"{which} does not state the figure asked for: the model answered “{first.sentence}”, "
+                f"{which} does not state the figure asked for: the model answered “{claim}”, "
                 f"but no given abstract states {figures} or a figure of that kind.{closest}",
                 self.name,
                 **extra,  # type: ignore[arg-type]
