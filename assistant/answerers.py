@@ -198,10 +198,10 @@ class ModelAnswerer:
             # may not be among them: the weak fallback below decides.)
             first = checker.unstated[0]
             figures = ", ".join(dict.fromkeys(f for u in checker.unstated for f in u.figures))
-            which = "The abstract given" if len(context.sources) == 1 else "None of the abstracts given"
-            closest = f" Its sentence closest to that claim: “{first.closest}”" if first.closest else ""
-            if len(context.sources) > 1 and first.closest:
-                closest = f" Their sentence closest to that claim: “{first.closest}”"
+            one = len(context.sources) == 1
+            which = "The abstract given" if one else "None of the abstracts given"
+            whose = "Its" if one else "Their"
+            closest = f" {whose} sentence closest to that claim: “{first.closest}”" if first.closest else ""
             claim = first.sentence.rstrip(" .")
             yield plan.refusal(
                 f"{which} does not state the figure asked for: the model answered “{claim}”, "

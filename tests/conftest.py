@@ -120,7 +120,8 @@ def paper_id(bot, fragment: str) -> str:  # type: ignore[no-untyped-def]
 @pytest.fixture(autouse=True, scope="module")
 def _release_models() -> Iterator[None]:
     """Each test module's models go with it: the chat models and sentence-transformers a module
-    loaded are forgotten at its end (without this the run's memory grew to 22 GB of 23)."""
+    loaded are forgotten at its end, so they do not pile up between modules (the peak inside
+    the later modules is another matter: about 22 GB of 23, see the README)."""
     yield
     import gc
 

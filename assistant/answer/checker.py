@@ -124,7 +124,7 @@ class Checker:
         stated = quantities(body)
         missing = [unstated(stated, q) for q in self._quantities]
         # figures in digits the answer adds to the question ("two" is too common in prose to count)
-        new = [q for q in unstated(stated, self._question_quantities) if q.text[:1].isdigit()]
+        new = [q for q in unstated(stated, self._question_quantities) if q.in_digits]
         figures = [q for q in new if not in_formula(body, q)]  # a formula's exponents have no role
         support = [
             float(np.max(v @ vector))

@@ -69,6 +69,7 @@ class Quantity:
 
     @property
     def in_digits(self) -> bool:
+        """Written in digits ("12"), not in words ("twelve")."""
         return self.text[:1].isdigit()
 
     def stated_by(self, other: Quantity) -> bool:
