@@ -21,10 +21,11 @@ from typing import Protocol
 
 from assistant.answer.catalogue_answers import catalogue_answer, several_answer
 from assistant.answer.checker import Checker
-from assistant.answer.citations import Numbering, shown
+from assistant.answer.citations import Numbering, markers, shown
 from assistant.answer.extractive import compose, pick
 from assistant.answer.llms import ChatModel, Message, chat_model, relevance_model
 from assistant.answer.model_answer import (
+    Context,
     answer_messages,
     build_context,
     checked_events,
@@ -38,6 +39,7 @@ from assistant.backends import EXTRACTIVE, backend_names, register
 from assistant.config import Settings
 from assistant.errors import LLMError
 from assistant.index.embed import Embedder
+from assistant.text import split_sentences
 from assistant.types import Answer, Event, Hit, SentenceChecked, TextDelta
 
 # `register` and `backend_names` live in the leaf `assistant.backends`; this stays their
@@ -51,6 +53,7 @@ RELEVANCE_MAX_TOKENS = 2  # "yes" or "no"
 RELEVANCE_PAPERS = 2  # the closest papers the relevance question is asked of
 # "[1] and [2] both study…": a number used as a paper's name leaves a hole once the
 # checker moves markers to the end of the sentence.
+_KIND_WORDS = {"figure": "figure", "name": "names"}  # what an `asked_kind` asks for, in words
 NUMBER_AS_NAME = re.compile(r"\[\d+(?:\s*[,;]\s*\d+)*\]\s+[A-Za-z]")
 
 
@@ -210,6 +213,21 @@ class ModelAnswerer:
                 **extra,  # type: ignore[arg-type]
             )
             return
+        if self._asked_not_given(plan, checker, shown, supported):
+            # The question asks a paper for a figure or for names, and the answer gives none;
+            # the evidence says which paper. If its sentences closest to the question give
+            # none either, the abstract does not say it; if they do, they are shown.
+            if checker.stating_asked() is None:
+                yield plan.refusal(self._not_stated(checker, context, model_text), self.name, **extra)  # type: ignore[arg-type]
+                return
+            if supported:
+                assert checker.asked is not None
+                why = (
+                    f"the model's answer does not give the {_KIND_WORDS[checker.asked]} asked for; the "
+                    "closest abstract sentences are shown instead"
+                )
+                yield self._instead(plan, why, extra)
+                return
         if not supported or len(supported) < 0.5 * len(shown):
             unsupported = f"{len(shown) - len(supported)} of {len(shown)} sentences of the model's answer"
             if not plan.verdict.strong and s.weak_fallback == "refuse":
@@ -362,6 +380,32 @@ class ModelAnswerer:
             and bool(checker.results)
             and len(checker.unstated) == len(checker.results)
             and not any(u.like for u in checker.unstated)
+        )
+
+    @staticmethod
+    def _asked_not_given(
+        plan: Plan, checker: Checker, shown: list[SentenceChecked], supported: list[SentenceChecked]
+    ) -> bool:
+        """A one-paper question, on strong evidence, that asks for a figure or for names
+        (`asked_kind`), answered without one."""
+        if not (plan.verdict.strong and checker.asked and checker.one_paper and shown):
+            return False
+        return not any(checker.gives_asked(e.text) for e in supported)
+
+    @staticmethod
+    def _not_stated(checker: Checker, context: Context, model_text: str) -> str:
+        """Why an answer that gives nothing of the kind asked for is refused."""
+        assert checker.asked is not None
+        one = len(context.sources) == 1
+        which = "The abstract given" if one else "No abstract given"
+        what = _KIND_WORDS[checker.asked]
+        verb = "does not state" if one else "states"
+        claim = markers((split_sentences(model_text) or [""])[0])[1].rstrip(" .")  # the model's own words
+        closest = checker.closest_to_question()
+        near = f" Its sentence closest to the question: “{closest}”" if closest else ""
+        return (
+            f"{which} {verb} the {what} asked for: the model answered “{claim}”, which gives none, "
+            f"and the abstract's sentences closest to the question give none either.{near}"
         )
 
     def _made_by_model(self, model_text: str) -> dict[str, object]:

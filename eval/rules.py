@@ -28,10 +28,12 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from assistant import Assistant
+from assistant.answer.asked import asked_kind, gives, names_a_kind
 from assistant.answer.evidence import DETAILS, detail_reported, requested_details
 from assistant.config import DEFAULT_SEEDS
 from assistant.index.lexical import LexicalIndex
 from assistant.search.retrieve import unknown_names
+from assistant.text import split_sentences
 from assistant.types import Paper
 from eval.harness import build_strong
 from eval.questions import SCIFACT, SETS, Question, load_questions
@@ -99,6 +101,36 @@ def on_gold(questions: list[Question], abstracts: dict[str, str]) -> dict[str, C
     return record
 
 
+def asked_on_gold(questions: list[Question], abstracts: dict[str, str]) -> dict[str, Counter[str]]:
+    """Per kind `asked_kind` reads from a question (a figure, names): how often it fires, and
+    whether a right answer gives that kind (a gold fact does: else the rule would refuse a
+    right answer), or, on a near-miss, whether the abstract's sentences give it at all."""
+    record: dict[str, Counter[str]] = {"figure": Counter(), "name": Counter()}
+    for q in questions:
+        kind = asked_kind(q.question)
+        if kind is None:
+            continue
+        c = record[kind]
+        if q.answerable and q.facts:
+            c["fires on answerable"] += 1
+            text = " ".join(abstracts[g] for g in q.gold)
+            facts = [alt for fact in q.facts for alt in fact.split("|")]
+            if not any(gives(kind, fact, q.question, text) for fact in facts):
+                c["right answer gives no such (wrong)"] += 1
+                c[f"wrong: {q.set}/{q.id}"] += 1
+        elif q.closest:
+            c["fires on near-miss"] += 1
+            sentences = split_sentences(abstracts[q.closest])
+            if kind == "name":
+                stated = any(names_a_kind(t, q.question) for t in sentences)
+            else:
+                stated = any(gives(kind, t, q.question, t) for t in sentences)
+            c["near-miss abstract gives one somewhere"] += stated
+        elif not q.answerable:
+            c["fires on other unanswerable"] += 1
+    return record
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default=",".join(SETS))
@@ -130,8 +162,25 @@ def main(argv: list[str] | None = None) -> int:
         total = sum((c for c in record.values()), Counter())
         print("| **all** | " + " | ".join(str(total[col]) for col in columns) + " | |")
 
+        print("\n## What a question asks for by its head noun (`asked.asked_kind`), on the gold abstract\n")
+        asked = asked_on_gold(questions, abstracts)
+        columns = [
+            "fires on answerable",
+            "right answer gives no such (wrong)",
+            "fires on near-miss",
+            "near-miss abstract gives one somewhere",
+            "fires on other unanswerable",
+        ]
+        print("| kind | " + " | ".join(columns) + " | wrong on |")
+        print("|---|" + "---|" * (len(columns) + 1))
+        for name, c in asked.items():
+            wrong = ", ".join(k.split(": ", 1)[1] for k in c if k.startswith("wrong: "))
+            print(f"| {name} | " + " | ".join(str(c[col]) for col in columns) + f" | {wrong} |")
+
         if not args.no_scifact:
             claims = scifact_claims()
+            kinds = Counter(k for claim, _ in claims if (k := asked_kind(claim)))
+            print(f"\nSciFact claims read as asking for a kind (`asked_kind`): {dict(kinds) or 0}")
             fired = wrong = 0
             for claim, docs in claims:
                 for detail in requested_details(claim):

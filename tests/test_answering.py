@@ -809,3 +809,44 @@ def test_a_figure_the_question_holds_is_not_one_the_model_made_up(bot) -> None:
     SCRIPTED.script("MARLA is not evaluated on 10 datasets [1].")
     answer = final(events(bot, "Is MARLA evaluated on 10 datasets?"))
     assert not (answer.refused and "figure asked for" in (answer.reason or ""))
+
+
+def test_a_question_for_names_answered_without_one_is_refused(bot) -> None:
+    """A near-miss that asks for names ("which seven datasets") answered with what the
+    abstract does say ("seven real-world datasets"): every sentence is supported, but none
+    names a dataset, and no abstract sentence near the question names one: refused, saying
+    so, not passed off as an answer."""
+    SCRIPTED.script("MARLA was evaluated on seven real-world datasets under three settings [1].")
+    answer = final(events(bot, "Which seven real-world datasets was MARLA evaluated on?"))
+    assert answer.refused and not answer.fallback
+    assert answer.reason is not None and "does not state the names asked for" in answer.reason
+    assert "the model answered “MARLA was evaluated on seven real-world datasets" in answer.reason
+    assert "Its sentence closest to the question: “MARLA" in answer.reason
+    assert paper_id(bot, MARLA) in {h.paper.id for h in answer.hits[:1]}
+
+
+def test_a_question_for_a_figure_answered_without_one_is_refused(bot) -> None:
+    """ "What bit accuracy …" answered "competitive robustness [1]": no figure, and the
+    abstract's sentences closest to the question state none: refused."""
+    SCRIPTED.script("PrivateSeal achieves competitive robustness against diffusion-based regeneration [1].")
+    answer = final(
+        events(bot, "What bit accuracy does PrivateSeal retain after diffusion-based regeneration?")
+    )
+    assert answer.refused
+    assert answer.reason is not None and "does not state the figure asked for" in answer.reason
+
+
+def test_a_name_copied_from_the_abstract_is_an_answer_though_it_repeats_the_question(bot) -> None:
+    """The model repeats the question around the one name it was asked for ("… was evaluated
+    on the W-Bench benchmark"): the name comes from the cited abstract, so the sentence is
+    anchored there and kept, not replaced as a restatement of the question (which dropped
+    W-Bench from the answer)."""
+    question = "On which benchmark was the per-user-keyed watermarking method for existing photos evaluated?"
+    SCRIPTED.script(
+        "The per-user-keyed watermarking method for existing photos was evaluated on the W-Bench benchmark [1]."
+    )
+    answer = final(events(bot, question))
+    assert not answer.refused and not answer.fallback
+    assert "W-Bench" in answer.text
+    assert answer.citations[0].paper.id == paper_id(bot, PRIVATESEAL)
+    assert not any("restated the question" in note for note in answer.notes)

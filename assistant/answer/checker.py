@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from assistant.answer.asked import Kind, asked_kind, gives, named_terms, names_a_kind
 from assistant.answer.citations import SLOT, Numbering, cite, markers, noun_markers
 from assistant.answer.evidence import evidence_sentences
 from assistant.answer.quantities import Quantity, around, in_formula, quantities, unstated
@@ -89,6 +90,7 @@ class Checker:
     _quantities: list[list[Quantity]] = field(default_factory=list)
     _sentence_quantities: dict[int, list[list[Quantity]]] = field(default_factory=dict)
     _question_quantities: list[Quantity] = field(default_factory=list)
+    _asked: Kind | None = None  # what the question asks for by its head noun (`asked_kind`)
 
     def __post_init__(self) -> None:
         self._sentences = [evidence_sentences(h.paper.abstract) for h in self.sources]
@@ -102,6 +104,7 @@ class Checker:
             self._question = self.embedder.encode_one(self.question)
             self._question_words = {w[:4] for w in content_words(self.question)}
             self._question_quantities = quantities(self.question)
+            self._asked = asked_kind(self.question)
         self._quantities = [
             quantities(" ".join([*group, h.paper.title or "", str(h.paper.year or ""), h.paper.venue or ""]))
             for h, group in zip(self.sources, self._sentences, strict=True)
@@ -139,6 +142,11 @@ class Checker:
             self._anchor(i, stated, body, vector) if new and not m and i + 1 in valid else None
             for i, m in enumerate(missing)
         ]
+        if self._asked == "name":  # the names asked for, copied from a cited abstract
+            anchors = [
+                self._name_anchor(i, body, vector) if a is None and not m and i + 1 in valid else a
+                for i, (a, m) in enumerate(zip(anchors, missing, strict=True))
+            ]
         support = [v if a is None else max(v, self.threshold) for v, a in zip(support, anchors, strict=True)]
         best = int(np.argmax(support)) if support else -1
         kept = [n for n in valid if support[n - 1] >= self.threshold]
@@ -251,6 +259,61 @@ class Checker:
     def _as_marker(self, m: re.Match[str]) -> str:
         number = int(m.group(2))
         return f"{m.group(1)} [{number}]" if 1 <= number <= len(self.sources) else m.group(0)
+
+    @property
+    def asked(self) -> Kind | None:
+        """What the question asks for by its head noun: a figure, names, or neither."""
+        return self._asked
+
+    def gives_asked(self, sentence: str) -> bool:
+        """Does this sentence give what the question asks for (a figure; a name a given
+        abstract uses that the question does not)?"""
+        assert self._asked is not None and self.question is not None
+        return gives(
+            self._asked, sentence, self.question, " ".join(s for group in self._sentences for s in group)
+        )
+
+    def closest_to_question(self) -> str | None:
+        """The first source's sentence closest to the question."""
+        if self._question is None or not self.sources or not len(self._vectors[0]):
+            return None
+        return self._sentences[0][int(np.argmax(self._vectors[0] @ self._question))]
+
+    def stating_asked(self, closest: int = 3) -> str | None:
+        """Of the first source's `closest` sentences closest to the question, the first that
+        gives what the question asks for (a figure other than a year or one the question
+        holds; a name the question does not use), if any."""
+        assert self._asked is not None and self._question is not None and self.question is not None
+        if not self.sources or not len(self._vectors[0]):
+            return None
+        for i in np.argsort(-(self._vectors[0] @ self._question))[:closest]:
+            text = self._sentences[0][int(i)]
+            if self._asked == "name" and names_a_kind(text, self.question):
+                return text
+            found = [q for q in unstated(quantities(text), self._question_quantities) if not q.year]
+            if self._asked == "figure" and found:
+                return text
+        return None
+
+    def _name_anchor(self, source: int, body: str, vector: np.ndarray) -> int | None:
+        """For a question that asks for names ("which benchmark"): of the source's sentences
+        that hold every named term the answer sentence adds to the question (`named_terms`:
+        "was evaluated on the W-Bench benchmark" adds W-Bench), and are not far off in
+        meaning (`ANCHOR_FLOOR`), the closest, if any. The sentence then gives what was
+        asked, from that abstract, however closely it repeats the question around it."""
+        assert self.question is not None
+        sentences = self._sentences[source]
+        terms = named_terms(body, self.question, " ".join(sentences))
+        if not terms:
+            return None
+        cosines = self._vectors[source] @ vector
+        found = [
+            i
+            for i, text in enumerate(sentences)
+            if all(t.casefold() in text.casefold() for t in terms)
+            and cosines[i] >= self.threshold - ANCHOR_FLOOR
+        ]
+        return max(found, key=lambda i: float(cosines[i]), default=None)
 
     def _anchor(self, source: int, stated: list[Quantity], body: str, vector: np.ndarray) -> int | None:
         """Of the source's sentences that state every figure of the answer sentence in its role

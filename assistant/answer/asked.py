@@ -1,0 +1,111 @@
+"""What kind of thing a question asks for, and whether an answer gives one.
+
+A near-miss question asks a paper for a detail its abstract does not give ("Which seven
+datasets was MARLA evaluated on?" of an abstract that says only "across seven real-world
+datasets"). The model then answers with what the abstract does say ("MARLA was evaluated
+on seven real-world datasets [1]"), every sentence of it supported, and the citation
+check cannot object. The test here is the general one: the question asks for a kind of
+thing — a figure ("what bit accuracy", "by what factor") or names ("which datasets",
+"which base LLM") — and the answer states none of that kind. Then the abstracts given do
+not say it, and the answer should say so rather than pass off the sentence next to it.
+
+Only two kinds are asked for by their head noun, and only when the head is explicit:
+"how many" and "how much" are not (their answers are as often "polynomially many" or
+"a multiplicative dependence"), nor "what rate" (an asymptotic rate is a formula).
+
+- A figure is given when an answer sentence states a quantity in digits or in words
+  (`quantities`) or a formula (`$…$`, O(…), Θ(…), a fraction).
+- A name is given when an answer sentence has a named term the question does not use and
+  a given abstract does: an acronym ("MNIST"), a word with a capital after its first
+  letter or a digit in it ("W-Bench", "Qwen2.5-7B", "3DShapes"), or a capitalised word
+  inside the sentence ("the Atari 2600 suite").
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from assistant.answer.quantities import quantities
+from assistant.text import fold, name_like, question_words
+
+Kind = Literal["figure", "name"]
+
+# Words between "which/what" and the head noun: modifiers, never an article, a
+# preposition or a verb ("which layers of an LLM" asks for layers, not an LLM).
+_MODIFIERS = (
+    r"(?:(?!(?:of|a|an|the|was|is|are|were|do|does|did|kinds?|types?|sorts?|in|on|for|to|that"
+    r"|it|its|this|these|they|paper|work|method)\b)[\w-]+\s+){0,3}?"
+)
+_NAME_HEADS = (
+    r"(?:datasets?|benchmarks?|suites?|llms?|language\s+models?|base\s+models?|generators?"
+    r"|corpus|corpora|gpus?|hardware|librar(?:y|ies)|simulators?|programming\s+languages?)"
+)
+_FIGURE_HEADS = (
+    r"(?:percentage|fraction|factor|accuracy|speed-?up|perplexity|score|error|ratio|gain|margin"
+    r"|improvement|reduction|rank|recall|precision|f1|bleu|auc)"
+)
+_ASKS_NAMES = re.compile(r"\b(?:which|what)\s+" + _MODIFIERS + "(" + _NAME_HEADS + r")\b", re.IGNORECASE)
+_ASKS_FIGURE = re.compile(
+    r"\bby\s+(?:about\s+)?(?:what|how\s+much\s+of\s+a)\s+(?:factor|margin|percentage|amount)\b"
+    r"|\b(?:what|which)\s+" + _MODIFIERS + _FIGURE_HEADS + r"\b",
+    re.IGNORECASE,
+)
+_FORMULA = re.compile(r"\$[^$]+\$|\b[OΘΩo]\s*\(|√|\d\s*/\s*\d|\\(?:frac|log|sqrt)")
+_CITATION = re.compile(r"\[\d+(?:\s*[,;]\s*\d+)*\]")
+
+
+def asked_kind(question: str) -> Kind | None:
+    """The kind of thing the question asks for by its head noun, if it names one."""
+    if _ASKS_FIGURE.search(question):
+        return "figure"
+    if _ASKS_NAMES.search(question):
+        return "name"
+    return None
+
+
+def gives(kind: Kind, sentence: str, question: str, sources: str) -> bool:
+    """Does an answer sentence give a thing of this kind? (A name must be one the given
+    abstracts use, `sources`, and not one the question already holds.)"""
+    if kind == "figure":
+        return bool(quantities(sentence)) or bool(_FORMULA.search(sentence))
+    return bool(named_terms(sentence, question, sources))
+
+
+def named_terms(sentence: str, question: str, sources: str) -> list[str]:
+    """The sentence's named terms (`name_like`, capitalised words included, not a word that
+    opens the sentence) that the question does not use and the sources do."""
+    asked = {fold(w) for w in re.findall(r"[\w.\-]+", question)}
+    asked |= {part for w in asked for part in re.split(r"[-.]", w) if part}
+    folded = fold(sources)
+    found = []
+    for word in question_words(_CITATION.sub("", sentence)):
+        if not any(c.isalpha() for c in word) or not name_like(word, capitalised=True):
+            continue
+        key = fold(word)
+        if key in asked or all(p in asked for p in re.split(r"[-.]", key) if p):
+            continue
+        if key in folded:
+            found.append(word)
+    return found
+
+
+NEAR_HEAD = 4  # words between a name and the noun that says what it names ("W-Bench benchmark")
+
+
+def names_a_kind(sentence: str, question: str) -> list[str]:
+    """An abstract sentence's named terms, not the question's, within `NEAR_HEAD` words of
+    the noun the question asks names of ("experiments on the W-Bench benchmark" for
+    "which benchmark"; not "an ERM-trained model" for "which datasets")."""
+    asked = _ASKS_NAMES.search(question)
+    if asked is None:
+        return []
+    stem = asked.group(1).split()[-1].casefold().rstrip("s")[:4]  # "datasets" → "data", "LLMs" → "llm"
+    words = sentence.split()
+    heads = [i for i, w in enumerate(words) if w.strip(".,;:()[]$").casefold().startswith(stem)]
+    found = []
+    for term in named_terms(sentence, question, sentence):
+        at = [i for i, w in enumerate(words) if term in w]
+        if any(abs(i - h) <= NEAR_HEAD for i in at for h in heads):
+            found.append(term)
+    return found

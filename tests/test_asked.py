@@ -1,0 +1,61 @@
+"""What a question asks for by its head noun, and whether a sentence gives it (pure logic)."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.answer.asked import asked_kind, gives, named_terms, names_a_kind
+
+MARLA_Q = "Which seven real-world datasets was MARLA evaluated on?"
+WBENCH_Q = "On which benchmark was the per-user-keyed watermarking method for existing photos evaluated?"
+PRIVATESEAL = (
+    "Extensive experiments on the W-Bench benchmark show that PrivateSeal achieves competitive "
+    "robustness against diffusion-based regeneration and editing."
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("What bit accuracy does PrivateSeal retain after diffusion-based regeneration?", "figure"),
+        ("By what factor does ProxySHAP reduce approximation error?", "figure"),
+        ("What WikiText-2 perplexity does the pruned model reach?", "figure"),
+        (MARLA_Q, "name"),
+        ("Which base LLM's activations were used to train the decoder?", "name"),
+        ("Which text-to-image generator produced the synthetic images?", "name"),
+        # answered as often in words as in figures or names: not asked by kind
+        ("How many samples does the learner need?", None),
+        ("How much does the context length matter?", None),
+        ("What rate does the last iterate converge at?", None),
+        ("Which paper studies dueling bandits?", None),
+        ("Which layers of an LLM hold the concept?", None),
+        ("What kind of strategic formulation does it use?", None),
+    ],
+)
+def test_the_kind_a_question_asks_for(question: str, kind: str | None) -> None:
+    assert asked_kind(question) == kind
+
+
+def test_a_name_given_is_one_the_sources_use_and_the_question_does_not() -> None:
+    sentence = "The per-user-keyed watermarking method was evaluated on the W-Bench benchmark [1]."
+    assert named_terms(sentence, WBENCH_Q, PRIVATESEAL) == ["W-Bench"]
+    assert gives("name", sentence, WBENCH_Q, PRIVATESEAL)
+    # the question's own name is no answer, nor is a capital that only starts the sentence
+    assert not named_terms(
+        "Seven real-world datasets were used to evaluate MARLA [1].", MARLA_Q, "MARLA Seven"
+    )
+    # a name no given abstract uses is made up, not given
+    assert not gives("name", "MARLA was evaluated on CelebA and Waterbirds [1].", MARLA_Q, "MARLA leverages")
+
+
+def test_a_figure_is_given_by_a_number_or_a_formula() -> None:
+    assert gives("figure", "The replacements cut the arithmetic by up to 6.0× [1].", "q", "")
+    assert gives("figure", "It converges at rate $O(T^{-1/4})$ [1].", "q", "")
+    assert not gives("figure", "PrivateSeal achieves competitive robustness [1].", "q", "")
+
+
+def test_an_abstract_names_a_kind_only_next_to_the_noun_asked_about() -> None:
+    assert names_a_kind(PRIVATESEAL, WBENCH_Q) == ["W-Bench", "PrivateSeal"]
+    erm = "MARLA leverages an ERM-trained model to identify a subspace where errors concentrate."
+    assert names_a_kind(erm, MARLA_Q) == []  # ERM-trained stands next to "model", not "datasets"
+    assert names_a_kind("We test on 3DShapes and MPI3D datasets.", MARLA_Q) == ["3DShapes", "MPI3D"]
