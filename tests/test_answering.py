@@ -850,3 +850,22 @@ def test_a_name_copied_from_the_abstract_is_an_answer_though_it_repeats_the_ques
     assert "W-Bench" in answer.text
     assert answer.citations[0].paper.id == paper_id(bot, PRIVATESEAL)
     assert not any("restated the question" in note for note in answer.notes)
+
+
+def test_a_replaced_sentence_is_replaced_by_the_abstract_sentence_its_answer_came_from(bot) -> None:
+    """The model answers with the abstract's figure but wraps it in the question's own
+    description, which MARLA's abstract does not use: the sentence is replaced, and by the
+    abstract's sentence that states the figure it gave ("Across seven real-world datasets
+    …"), not by the one it was matched with, which dropped the answer."""
+    question = (
+        "How many real data collections were used to test the low-rank correction technique that "
+        "lifts the accuracy of the worst-off subpopulation without needing subgroup labels?"
+    )
+    SCRIPTED.script(
+        "Seven real-world datasets were used to test the low-rank correction technique that lifts "
+        "the accuracy of the worst-off subpopulation without needing subgroup labels [1]."
+    )
+    answer = final(events(bot, question))
+    assert not answer.refused
+    assert "Across seven real-world datasets" in answer.text
+    assert answer.citations[0].paper.id == paper_id(bot, MARLA)

@@ -288,6 +288,20 @@ def test_a_figure_the_abstract_does_not_give_is_refused_not_made_up(bot) -> None
 
 
 @needs_default
+def test_names_the_abstract_does_not_give_are_refused_and_names_it_gives_are_answered(bot) -> None:
+    """The default model, asked which seven datasets MARLA was evaluated on (its abstract
+    says only "across seven real-world datasets"), answers with what the abstract does say;
+    no sentence of the answer, nor of the abstract near the question, names a dataset, so
+    the answer is a refusal that says so. Asked which benchmark PrivateSeal was tested on
+    (W-Bench, in its abstract), the same model answers with the name."""
+    local = Assistant(bot.settings, backend="llama-cpp")
+    _, answer = run(local, "Which seven real-world datasets were used to evaluate MARLA?")
+    assert answer.refused and "names asked for" in (answer.reason or ""), answer
+    _, answered = run(local, "On which benchmark was the PrivateSeal watermarking framework evaluated?")
+    assert not answered.refused and "W-Bench" in answered.text, answered
+
+
+@needs_default
 def test_near_topic_questions_are_refused_on_the_models_no(bot) -> None:
     """Next to corpus topics (diffusion models, mixture-of-experts, offline RL) but answered
     by no abstract: the real model, asked whether the closest abstract is about the

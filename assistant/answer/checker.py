@@ -200,11 +200,16 @@ class Checker:
         restates = bool(kept) and anchors[kept[0] - 1] is None and self._restates(vector, score)
         borrowed = self._borrowed(kept[0] - 1, words) if kept and not restates else []
         instead = None
-        if borrowed:  # the abstract's sentence the claim was matched with: it says what is known
-            instead = evidence if evidence not in {r.text for r in self.results} else None
+        if borrowed or restates:
+            # the abstract's own sentence that carries what the claim adds to the question
+            # (a name, a figure, a formula); else, when it took the question's words, the
+            # sentence it was matched with (it says what is known); else the one closest to
+            # the question
+            shown_before = {r.text for r in self.results}
+            carrier = self._carrier(kept[0] - 1, body, vector)
+            matched = evidence if borrowed and evidence not in shown_before else None
+            instead = (carrier if carrier not in shown_before else None) or matched
             instead = instead or self._closest_to_question(kept[0] - 1)
-        elif restates:
-            instead = self._closest_to_question(kept[0] - 1)
         # an answer's sentence is as close to the question as what it shows: a replaced
         # restatement is not (it took the question's words)
         if kept and self._aside(kept, vector if instead is None else self._vector_of(kept[0] - 1, instead)):
@@ -294,6 +299,38 @@ class Checker:
             if self._asked == "figure" and found:
                 return text
         return None
+
+    def _carrier(self, source: int, body: str, vector: np.ndarray) -> str | None:
+        """The source's sentence that states the most of what the claim adds to the question:
+        its named terms (`named_terms`), its figures (a quantity the question does not hold)
+        and its formulas (`$…$`), the closer to the claim on a tie; None when the claim adds
+        none or no sentence states one. A sentence replaced for restating the question or
+        taking its words is then replaced by the abstract sentence its answer came from
+        ("Seven real-world datasets were used to test …" by "Across seven real-world
+        datasets, we evaluate …"), not by one that drops the answer."""
+        if self.question is None:
+            return None
+        sentences = self._sentences[source]
+        terms = [fold(t) for t in named_terms(body, self.question, " ".join(sentences))]
+        figures = unstated(quantities(body), self._question_quantities)
+        formulas = [_bare(m) for m in _FORMULA.findall(body) if _bare(m) not in _bare(self.question)]
+        if not (terms or figures or formulas):
+            return None
+        cosines = self._vectors[source] @ vector
+
+        def states(i: int) -> int:
+            text = sentences[i]
+            folded, bare, found = fold(text), _bare(text), self._figures(source)[i]
+            return (
+                sum(t in folded for t in terms)
+                + sum(any(q.stated_by(f) for f in found) for q in figures)
+                + sum(f in bare for f in formulas)
+            )
+
+        counts = [states(i) for i in range(len(sentences))]
+        if not counts or max(counts) == 0:
+            return None
+        return sentences[max(range(len(sentences)), key=lambda i: (counts[i], float(cosines[i])))]
 
     def _name_anchor(self, source: int, body: str, vector: np.ndarray) -> int | None:
         """For a question that asks for names ("which benchmark"): of the source's sentences
@@ -463,6 +500,14 @@ class Unstated:
     figures: tuple[str, ...]  # as the sentence writes them
     closest: str | None  # the given abstracts' sentence closest to it
     like: str | None  # a sentence of theirs stating a figure of that kind (`Checker._a_figure_like`)
+
+
+_FORMULA = re.compile(r"\$[^$]+\$")  # inline math, as the abstracts write it
+
+
+def _bare(text: str) -> str:
+    """Text without spaces or dollars, to find a formula however it is spaced."""
+    return re.sub(r"[\s$]+", "", text)
 
 
 ANCHOR_FLOOR = 0.25  # an anchoring sentence's cosine may fall this far below the threshold, no further
