@@ -101,6 +101,12 @@ def on_gold(questions: list[Question], abstracts: dict[str, str]) -> dict[str, C
     return record
 
 
+def _as_written(fact: str, text: str) -> str:
+    """A gold fact as the abstract writes it (facts are matched ignoring case: "mnist")."""
+    at = text.casefold().find(fact.casefold())
+    return text[at : at + len(fact)] if at >= 0 else fact
+
+
 def asked_on_gold(questions: list[Question], abstracts: dict[str, str]) -> dict[str, Counter[str]]:
     """Per kind `asked_kind` reads from a question (a figure, names): how often it fires, and
     whether a right answer gives that kind (a gold fact does: else the rule would refuse a
@@ -114,8 +120,8 @@ def asked_on_gold(questions: list[Question], abstracts: dict[str, str]) -> dict[
         if q.answerable and q.facts:
             c["fires on answerable"] += 1
             text = " ".join(abstracts[g] for g in q.gold)
-            facts = [alt for fact in q.facts for alt in fact.split("|")]
-            if not any(gives(kind, fact, q.question, text) for fact in facts):
+            facts = [_as_written(alt, text) for fact in q.facts for alt in fact.split("|")]
+            if not any(gives(kind, f"The answer is {fact}.", q.question, text) for fact in facts):
                 c["right answer gives no such (wrong)"] += 1
                 c[f"wrong: {q.set}/{q.id}"] += 1
         elif q.closest:

@@ -131,3 +131,15 @@ def _release_models() -> Iterator[None]:
     release_models()
     _load.cache_clear()
     gc.collect()
+    _trim_heap()
+
+
+def _trim_heap() -> None:
+    """Hand the memory freed above back to the system (glibc keeps freed pages for reuse)."""
+    import contextlib
+    import ctypes
+    import sys
+
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):  # not glibc (musl): nothing to trim
+            ctypes.CDLL("libc.so.6").malloc_trim(0)

@@ -89,6 +89,13 @@ _NUMBER = _re(
     r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twice|half|dozen|hundreds?|thousands?"
     r"|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth)\b"  # "the third most influential"
 )
+# An order of growth answers "how many" as well as a figure does ("a polynomial number of
+# samples" for "how many queries, in terms of growth order?").
+_ORDER = _re(
+    r"\b(?:polynomial(?:ly)?|(?:sub|super)?linear(?:ly)?|logarithmic(?:ally)?|exponential(?:ly)?"
+    r"|quadratic(?:ally)?|constant number)\b"
+)
+_EXACT = _re(r"\bexact(?:ly)?\b|\bexplicit(?:ly)?\b|\bprecise(?:ly)?\b")
 _MATH = r"\$|\\tilde|\\mathcal|\bO\(|Θ\(|Ω\(|√|\^|\bsqrt|\blog\s*\(|\bexp\s*\(|\d\s*/\s*\d|=|≤|≥"
 DETAILS: tuple[Detail, ...] = (
     Detail(
@@ -125,7 +132,8 @@ DETAILS: tuple[Detail, ...] = (
     Detail(
         "a wall-clock time",
         _re(
-            r"wall[- ]?clock|how long (?:does|did|do|will)|training time|run[- ]?time|how many (?:hours|seconds|minutes|days)|inference time|latency"
+            r"wall[- ]?clock|how long (?:does|did|do|will)|training time|(?<!\bat )run[- ]?time|how many (?:hours|seconds|minutes|days)"
+            r"|inference time|latency"  # "called at run time" says when, it asks for no time
         ),
         _re(r"wall[- ]?clock|\b(?:seconds?|hours?|minutes?|days?|ms)\b|run[- ]?time|latency|time per"),
     ),
@@ -243,10 +251,35 @@ def requested_details(question: str, details: Sequence[Detail] | None = None) ->
         for m in detail.asked.finditer(question):
             clause = _CLAUSE_END.split(question[max(0, m.start() - 80) : m.start()])[-1]
             near = " ".join(clause.split()[-5:])  # the question word governs the detail
+            if _embedded(question, m):
+                continue
             if _QUESTION_WORD.search(near) or _QUESTION_WORD.match(m.group(0)):
                 out.append(detail)
                 break
     return out
+
+
+# Words after which "how many" / "how much" still asks ("On how many datasets …", "… and by
+# how much?"); after any other word it is the object of a verb ("what is used to estimate how
+# much each block adds?", "learns how much each weight matters"): an embedded clause, which
+# asks for nothing.
+_ASKING_BEFORE = frozenset(
+    "and but or by on in across for to of with at from over under within after between among than"
+    " roughly approximately about exactly precisely just".split()
+)
+_HOW = re.compile(r"\bhow\s+(?:many|much)\b", re.IGNORECASE)
+
+
+def _embedded(question: str, m: re.Match[str]) -> bool:
+    """Is this "how many/much" match the object of a verb rather than the question's own?"""
+    how = _HOW.match(question, m.start())
+    if how is None:
+        return False
+    before = question[: m.start()].rstrip()
+    if not before or before[-1] in ",;:?!.(\"'“":
+        return False
+    word = re.findall(r"[\w'-]+", before)[-1].lower()
+    return word not in _ASKING_BEFORE
 
 
 def detail_reported(question: str, detail: Detail, abstract: str) -> bool:
@@ -254,12 +287,17 @@ def detail_reported(question: str, detail: Detail, abstract: str) -> bool:
     reports that kind of thing, or a sentence names the very thing asked ("word error rate")
     and states a quantity for it ("from 12.4% to 9.8%")."""
     asked = [fold(m.group(0)) for m in detail.asked.finditer(question)]
+    order = not _EXACT.search(
+        question
+    )  # "exactly how many, as an explicit polynomial": not "polynomially many"
     for sentence in evidence_sentences(abstract):
         if any(a in fold(sentence) for a in asked) and _states_a_value(sentence):
             return True
         if not detail.reported.search(sentence):
             continue
-        if detail.needs_number and not (_NUMBER.search(sentence) or re.search(_MATH, sentence)):
+        if detail.needs_number and not (
+            _NUMBER.search(sentence) or re.search(_MATH, sentence) or (order and _ORDER.search(sentence))
+        ):
             continue
         return True
     return False

@@ -1,0 +1,42 @@
+"""The detail rules (`evidence.DETAILS`) on the questions they misread (pure logic)."""
+
+from __future__ import annotations
+
+from assistant.answer.evidence import detail_reported, requested_details
+
+
+def _names(question: str) -> list[str]:
+    return [d.name for d in requested_details(question)]
+
+
+def test_how_much_as_the_object_of_a_verb_asks_for_no_number() -> None:
+    """ "what is used to estimate how much each block adds?" asks for a method, not a number;
+    "… learns how much each weight matters" describes the paper."""
+    assert "a number" not in _names(
+        "In the work treating each block of a language model as a player, what is used to cheaply "
+        "estimate how much each block adds to overall quality?"
+    )
+    assert "a number" not in _names(
+        "Which paper on data attribution learns how much each weight matters from data?"
+    )
+    # the question's own "how many" still asks, after a preposition or an adverb too
+    assert "a number" in _names("How many datasets is MARLA evaluated on?")
+    assert "a number" in _names("On how many knowledge graphs was Flock evaluated?")
+    assert "a number" in _names("Roughly how many seconds does the unlearning method take?")
+
+
+def test_an_order_of_growth_answers_how_many_unless_an_exact_figure_is_asked() -> None:
+    abstract = "The algorithm returns a stable allocation given a polynomial number of samples."
+    question = "How many noisy queries, in terms of growth order, does the algorithm need?"
+    (number,) = [d for d in requested_details(question) if d.name == "a number"]
+    assert detail_reported(question, number, abstract)
+    exact = "Exactly how many samples does the algorithm need, as an explicit polynomial?"
+    (number,) = [d for d in requested_details(exact) if d.name == "a number"]
+    assert not detail_reported(exact, number, abstract)
+
+
+def test_at_run_time_says_when_not_how_long() -> None:
+    assert "a wall-clock time" not in _names(
+        "What sort of optimizer is called at run time to obtain the equilibrium?"
+    )
+    assert "a wall-clock time" in _names("What is the run time of the solver?")
