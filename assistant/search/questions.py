@@ -17,11 +17,24 @@ from assistant.errors import QuestionError
 from assistant.text import has_word_characters, name_like, question_words
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# What makes a question a follow-up: it opens with "and" / "what about", or it refers back
+# with a pronoun, "the paper", or a demonstrative naming what it points at ("that analysis",
+# "is that an extended version …", "… of this?"). A bare "that" is mostly a relative
+# pronoun ("a technique that lifts …", "shows that …") and "also" an adverb: neither is one.
+_FOLLOW_UP_START = re.compile(r"^\W*(?:and|also|what about|how about)\b", re.IGNORECASE)
 _FOLLOW_UP = re.compile(
-    r"\b(it|its|it's|they|them|their|this|that|these|those|the paper|the method|the approach|"
-    r"the same|also|and what|what about|how about|he|she|his|her)\b",
+    r"\b(?:it|its|it's|they|them|their|he|she|his|her|the paper|the method|the approach|the same)\b"
+    r"|\b(?:this|that|these|those)\s+(?:papers?|methods?|approach(?:es)?|models?|works?|frameworks?"
+    r"|systems?|algorithms?|benchmarks?|results?|analys[ie]s|ones?|datasets?|techniques?|stud(?:y|ies)"
+    r"|ideas?|variants?|versions?|findings?|experiments?)\b"
+    r"|\b(?:is|was|are|were|of|about|from|on|in|with|to|for|than)\s+(?:this|that|these|those)\b(?!\s+\w+\s+that\b)"
+    r"|\b(?:this|that|these|those)\W*$",
     re.IGNORECASE,
 )
+# A question longer than this that uses a pronoun carries its own subject ("Which paper shows
+# that the smallest singular values … also carry learned information?"): the follow-ups people
+# write are short ("How many knowledge graphs was it evaluated on, and is the code public?").
+FOLLOW_UP_WORDS = 15
 # Pronouns and short references a subject can replace ("it" -> "GRAPE").
 _REFERENCE = re.compile(
     r"\b(?:(?:this|that|the) (?:paper|method|approach|model|work|framework|system|algorithm|benchmark)"
@@ -108,7 +121,11 @@ _CITED = re.compile(r"\[\d+\]")  # an answer that cites a paper (a refusal cites
 
 
 def is_follow_up(question: str) -> bool:
-    return bool(_FOLLOW_UP.search(question)) or len(question.split()) <= 4
+    """Does the question need the previous turn to be understood (see `_FOLLOW_UP`)?"""
+    words = len(question.split())
+    if words <= 4 or _FOLLOW_UP_START.search(question):
+        return True
+    return words <= FOLLOW_UP_WORDS and bool(_FOLLOW_UP.search(question))
 
 
 @dataclass(frozen=True)
