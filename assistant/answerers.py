@@ -163,6 +163,7 @@ class ModelAnswerer:
             s.support_threshold,
             s.recite_margin,
             question=plan.standalone.question,
+            asks=plan.standalone.own,
             echo_margin=s.echo_margin,
             # a comparison's sentences speak of several papers at once
             cite_margin=s.cite_margin if len(plan.cover) < 2 else 1.0,

@@ -904,3 +904,14 @@ def test_a_replaced_sentence_is_replaced_by_the_abstract_sentence_its_answer_cam
     assert not answer.refused
     assert "Across seven real-world datasets" in answer.text
     assert answer.citations[0].paper.id == paper_id(bot, MARLA)
+
+
+def test_a_follow_up_asks_for_what_its_own_words_ask(bot) -> None:
+    """ "And under how many settings?" after "Which seven datasets …?" is read together with
+    the previous question, but asks for a figure, not for names: the model's "three
+    settings" answers it (seen in Chromium: it was refused for naming no dataset)."""
+    history = [("Which seven real-world datasets were used to evaluate MARLA?", REFUSAL)]
+    SCRIPTED.script("MARLA is evaluated under three settings of subgroup knowledge [1].")
+    answer = final(events(bot, "And under how many settings?", history=history))
+    assert not answer.refused, answer.reason
+    assert "three settings" in answer.text

@@ -62,6 +62,8 @@ class Checker:
     threshold: float
     margin: float
     question: str | None = None  # set: sentences that only restate it are replaced
+    # this turn's own words (`Standalone.own`), whose head noun says what is asked; default: question
+    asks: str | None = None
     echo_margin: float = 0.3
     borrowed_words: int = 2  # a sentence taking this many question words its source lacks is replaced
     cite_margin: float = 0.1  # of several cited sources, keep those within this of the best support
@@ -104,7 +106,7 @@ class Checker:
             self._question = self.embedder.encode_one(self.question)
             self._question_words = {w[:4] for w in content_words(self.question)}
             self._question_quantities = quantities(self.question)
-            self._asked = asked_kind(self.question)
+            self._asked = asked_kind(self.asks or self.question)
         self._quantities = [
             quantities(" ".join([*group, h.paper.title or "", str(h.paper.year or ""), h.paper.venue or ""]))
             for h, group in zip(self.sources, self._sentences, strict=True)
@@ -293,7 +295,7 @@ class Checker:
             return None
         for i in np.argsort(-(self._vectors[0] @ self._question))[:closest]:
             text = self._sentences[0][int(i)]
-            if self._asked == "name" and names_a_kind(text, self.question):
+            if self._asked == "name" and names_a_kind(text, self.asks or self.question):
                 return text
             found = [q for q in unstated(quantities(text), self._question_quantities) if not q.year]
             if self._asked == "figure" and found:

@@ -35,6 +35,7 @@ _FOLLOW_UP = re.compile(
 # that the smallest singular values … also carry learned information?"): the follow-ups people
 # write are short ("How many knowledge graphs was it evaluated on, and is the code public?").
 FOLLOW_UP_WORDS = 15
+FOLLOW_UP_TO = " (follow-up to: "  # how a follow-up without a subject carries the previous question
 # Pronouns and short references a subject can replace ("it" -> "GRAPE").
 _REFERENCE = re.compile(
     r"\b(?:(?:this|that|the) (?:paper|method|approach|model|work|framework|system|algorithm|benchmark)"
@@ -138,6 +139,13 @@ class Standalone:
     rewritten: bool = False
     note: str | None = None  # said when the earlier turn was too long and was cut
 
+    @property
+    def own(self) -> str:
+        """This turn's own question, without the previous one appended ("(follow-up to: …)"):
+        what it asks for ("And under how many settings?" asks for no names, whatever the
+        previous question asked)."""
+        return self.question.split(FOLLOW_UP_TO, 1)[0]
+
 
 def standalone(
     question: str, history: History, is_key_term: Callable[[str], bool], limit: int = 2000
@@ -185,4 +193,4 @@ def standalone(
             replaced, n = _REFERENCE.subn(subject, body, count=1)
         if n:
             return Standalone(replaced, retrieval, True, note)
-    return Standalone(f"{body} (follow-up to: {previous})", retrieval, True, note)
+    return Standalone(f"{body}{FOLLOW_UP_TO}{previous})", retrieval, True, note)
