@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant import Answer, Assistant
+from assistant.config import DEFAULT_SEEDS
 from assistant.types import Sources, TextDelta
 from eval.metrics import fact_hit, mean, mrr_at, ndcg_at, percentile, recall_at
 from eval.questions import Question, load_scifact
@@ -268,6 +269,16 @@ def build_strong(
     t0 = time.perf_counter()
     bot.build_index(progress=progress)
     return time.perf_counter() - t0
+
+
+def seeds_bot(data_dir: Path, fast_index: bool = False) -> Assistant:
+    """The seeds in a fresh store under `data_dir`, answered extractively, with the strong
+    index built unless `fast_index` (the default configuration as it answers once built);
+    prints which index answers."""
+    bot = Assistant(data_dir=data_dir, corpus=[DEFAULT_SEEDS], backend="extractive")
+    build_strong(bot, fast_index)
+    print(bot.index_status().line(), flush=True)
+    return bot
 
 
 def _every_minute() -> Callable[[int, int], None]:

@@ -27,15 +27,13 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from assistant import Assistant
 from assistant.answer.asked import asked_kind, gives, names_a_kind
 from assistant.answer.evidence import DETAILS, detail_reported, requested_details
-from assistant.config import DEFAULT_SEEDS
 from assistant.index.lexical import LexicalIndex
 from assistant.search.retrieve import unknown_names
 from assistant.text import split_sentences
 from assistant.types import Paper
-from eval.harness import build_strong
+from eval.harness import seeds_bot
 from eval.questions import SCIFACT, SETS, Question, load_questions
 
 CATALOGUE_TYPES = ("catalogue", "metadata")
@@ -145,9 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        bot = Assistant(data_dir=Path(tmp) / "seeds", corpus=[DEFAULT_SEEDS], backend="extractive")
-        build_strong(bot, args.fast_index)
-        print(bot.index_status().line(), flush=True)
+        bot = seeds_bot(Path(tmp) / "seeds", args.fast_index)
         abstracts = {p.id: p.abstract for p in bot.catalogue.papers}
         questions = [q for name in args.sets.split(",") for q in load_questions(SETS[name])]
 

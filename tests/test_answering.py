@@ -471,6 +471,8 @@ def test_a_new_question_in_a_chat_is_not_read_as_a_follow_up(bot) -> None:
         "What does it need to be robust against?",
     ):
         assert bot.plan(follow_up, history=history).standalone.rewritten
+    # a short question that names its own subject stands alone
+    assert not bot.plan("What is MARLA?", history=history).standalone.rewritten
     # an "it" that stands for what follows refers to nothing before
     assert not is_follow_up("How hard is it to count the linear regions of a ReLU network?")
     assert not is_follow_up("What does it cost to enforce exact rather than approximate symmetry?")

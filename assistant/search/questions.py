@@ -123,12 +123,17 @@ def _subject(words: Iterable[str], is_key_term: Callable[[str], bool]) -> str | 
 _CITED = re.compile(r"\[\d+\]")  # an answer that cites a paper (a refusal cites none)
 
 
+def _refers_back(question: str) -> bool:
+    """Opens with "and" / "what about", or has a pronoun or demonstrative (`_FOLLOW_UP`)."""
+    return bool(_FOLLOW_UP_START.search(question) or _FOLLOW_UP.search(question))
+
+
 def is_follow_up(question: str) -> bool:
     """Does the question need the previous turn to be understood (see `_FOLLOW_UP`)?"""
     words = len(question.split())
     if words <= 4 or _FOLLOW_UP_START.search(question):
         return True
-    return words <= FOLLOW_UP_WORDS and bool(_FOLLOW_UP.search(question))
+    return words <= FOLLOW_UP_WORDS and _refers_back(question)
 
 
 @dataclass(frozen=True)
@@ -166,6 +171,8 @@ def standalone(
     pairs = conversation(history)
     if not pairs or not is_follow_up(question):
         return Standalone(question, question)
+    if not _refers_back(question) and _subject(question_words(question), is_key_term):
+        return Standalone(question, question)  # short, and names its own subject: "What is PrivateSeal?"
     previous = " ".join(pairs[-1][0].split())
     if len(pairs) > 1 and is_follow_up(previous):
         # The previous turn was a follow-up too ("And how is it evaluated?"): read it as it was
