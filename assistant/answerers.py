@@ -202,13 +202,11 @@ class ModelAnswerer:
             # may not be among them: the weak fallback below decides.)
             first = checker.unstated[0]
             figures = ", ".join(dict.fromkeys(f for u in checker.unstated for f in u.figures))
-            one = len(context.sources) == 1
-            which = "The abstract given" if one else "None of the abstracts given"
-            whose = "Its" if one else "Their"
+            whose = "Its" if len(context.sources) == 1 else "Their"
             closest = f" {whose} sentence closest to that claim: “{first.closest}”" if first.closest else ""
             claim = first.sentence.rstrip(" .")
             yield plan.refusal(
-                f"{which} does not state the figure asked for: the model answered “{claim}”, "
+                f"{_not_in(context)} the figure asked for: the model answered “{claim}”, "
                 f"but no given abstract states {figures} or a figure of that kind.{closest}",
                 self.name,
                 **extra,  # type: ignore[arg-type]
@@ -397,16 +395,13 @@ class ModelAnswerer:
     def _not_stated(checker: Checker, context: Context, model_text: str) -> str:
         """Why an answer that gives nothing of the kind asked for is refused."""
         assert checker.asked is not None
-        one = len(context.sources) == 1
-        which = "The abstract given" if one else "No abstract given"
-        what = _KIND_WORDS[checker.asked]
-        verb = "does not state" if one else "states"
+        whose = "Its" if len(context.sources) == 1 else "The first abstract's"
         claim = markers((split_sentences(model_text) or [""])[0])[1].rstrip(" .")  # the model's own words
         closest = checker.closest_to_question()
-        near = f" Its sentence closest to the question: “{closest}”" if closest else ""
+        near = f" {whose} sentence closest to the question: “{closest}”" if closest else ""
         return (
-            f"{which} {verb} the {what} asked for: the model answered “{claim}”, which gives none, "
-            f"and the abstract's sentences closest to the question give none either.{near}"
+            f"{_not_in(context)} the {_KIND_WORDS[checker.asked]} asked for: the model answered “{claim}”, "
+            f"which gives none, and the abstract's sentences closest to the question give none either.{near}"
         )
 
     def _made_by_model(self, model_text: str) -> dict[str, object]:
@@ -422,6 +417,11 @@ class ModelAnswerer:
                 **extra,
             )
         return replace(fallback, fallback=True, notes=(*fallback.notes, why), **extra)  # type: ignore[arg-type]
+
+
+def _not_in(context: Context) -> str:
+    """How a refusal says that the abstracts given do not state what was asked."""
+    return "The abstract given does not state" if len(context.sources) == 1 else "No abstract given states"
 
 
 def _recording(pieces: Iterator[str], into: list[str]) -> Iterator[str]:

@@ -135,6 +135,20 @@ def asked_on_gold(questions: list[Question], abstracts: dict[str, str]) -> dict[
     return record
 
 
+def _print_record(
+    label: str, record: dict[str, Counter[str]], columns: list[str], total: bool = False
+) -> None:
+    """A record as a table: one row per rule, its counts, the questions it was wrong on."""
+    print(f"| {label} | " + " | ".join(columns) + " | wrong on |")
+    print("|---|" + "---|" * (len(columns) + 1))
+    for name, c in record.items():
+        wrong = ", ".join(k.split(": ", 1)[1] for k in c if k.startswith("wrong: "))
+        print(f"| {name} | " + " | ".join(str(c[col]) for col in columns) + f" | {wrong} |")
+    if total:
+        summed = sum(record.values(), Counter())
+        print("| **all** | " + " | ".join(str(summed[col]) for col in columns) + " | |")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default=",".join(SETS))
@@ -149,35 +163,31 @@ def main(argv: list[str] | None = None) -> int:
 
         print("\n## Detail rules on the gold abstract (retrieval aside)\n")
         record = on_gold(questions, abstracts)
-        columns = [
-            "fires on answerable",
-            "refuses answerable (wrong)",
-            "fires on near-miss",
-            "refuses near-miss (right)",
-            "fires on other unanswerable",
-        ]
-        print("| rule | " + " | ".join(columns) + " | wrong on |")
-        print("|---|" + "---|" * (len(columns) + 1))
-        for name, c in record.items():
-            wrong = ", ".join(k.split(": ", 1)[1] for k in c if k.startswith("wrong: "))
-            print(f"| {name} | " + " | ".join(str(c[col]) for col in columns) + f" | {wrong} |")
-        total = sum((c for c in record.values()), Counter())
-        print("| **all** | " + " | ".join(str(total[col]) for col in columns) + " | |")
+        _print_record(
+            "rule",
+            record,
+            [
+                "fires on answerable",
+                "refuses answerable (wrong)",
+                "fires on near-miss",
+                "refuses near-miss (right)",
+                "fires on other unanswerable",
+            ],
+            total=True,
+        )
 
         print("\n## What a question asks for by its head noun (`asked.asked_kind`), on the gold abstract\n")
-        asked = asked_on_gold(questions, abstracts)
-        columns = [
-            "fires on answerable",
-            "right answer gives no such (wrong)",
-            "fires on near-miss",
-            "near-miss abstract gives one somewhere",
-            "fires on other unanswerable",
-        ]
-        print("| kind | " + " | ".join(columns) + " | wrong on |")
-        print("|---|" + "---|" * (len(columns) + 1))
-        for name, c in asked.items():
-            wrong = ", ".join(k.split(": ", 1)[1] for k in c if k.startswith("wrong: "))
-            print(f"| {name} | " + " | ".join(str(c[col]) for col in columns) + f" | {wrong} |")
+        _print_record(
+            "kind",
+            asked_on_gold(questions, abstracts),
+            [
+                "fires on answerable",
+                "right answer gives no such (wrong)",
+                "fires on near-miss",
+                "near-miss abstract gives one somewhere",
+                "fires on other unanswerable",
+            ],
+        )
 
         if not args.no_scifact:
             claims = scifact_claims()

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from assistant.answer.citations import markers
 from assistant.answer.quantities import quantities
 from assistant.text import fold, name_like, question_words
 
@@ -52,7 +53,6 @@ _ASKS_FIGURE = re.compile(
     re.IGNORECASE,
 )
 _FORMULA = re.compile(r"\$[^$]+\$|\b[OΘΩo]\s*\(|√|\d\s*/\s*\d|\\(?:frac|log|sqrt)")
-_CITATION = re.compile(r"\[\d+(?:\s*[,;]\s*\d+)*\]")
 
 
 def asked_kind(question: str) -> Kind | None:
@@ -79,7 +79,7 @@ def named_terms(sentence: str, question: str, sources: str) -> list[str]:
     asked |= {part for w in asked for part in re.split(r"[-.]", w) if part}
     folded = fold(sources)
     found = []
-    for word in question_words(_CITATION.sub("", sentence)):
+    for word in question_words(markers(sentence)[1]):
         if not any(c.isalpha() for c in word) or not name_like(word, capitalised=True):
             continue
         key = fold(word)

@@ -295,10 +295,10 @@ class Checker:
             return None
         for i in np.argsort(-(self._vectors[0] @ self._question))[:closest]:
             text = self._sentences[0][int(i)]
-            if self._asked == "name" and names_a_kind(text, self.asks or self.question):
-                return text
-            found = [q for q in unstated(quantities(text), self._question_quantities) if not q.year]
-            if self._asked == "figure" and found:
+            if self._asked == "name":
+                if names_a_kind(text, self.asks or self.question):
+                    return text
+            elif any(not q.year for q in unstated(quantities(text), self._question_quantities)):
                 return text
         return None
 

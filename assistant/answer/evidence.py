@@ -287,9 +287,8 @@ def detail_reported(question: str, detail: Detail, abstract: str) -> bool:
     reports that kind of thing, or a sentence names the very thing asked ("word error rate")
     and states a quantity for it ("from 12.4% to 9.8%")."""
     asked = [fold(m.group(0)) for m in detail.asked.finditer(question)]
-    order = not _EXACT.search(
-        question
-    )  # "exactly how many, as an explicit polynomial": not "polynomially many"
+    # "exactly how many, as an explicit polynomial" is not answered by "polynomially many"
+    order = not _EXACT.search(question)
     for sentence in evidence_sentences(abstract):
         if any(a in fold(sentence) for a in asked) and _states_a_value(sentence):
             return True
