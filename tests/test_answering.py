@@ -920,3 +920,34 @@ def test_a_follow_up_asks_for_what_its_own_words_ask(bot) -> None:
     answer = final(events(bot, "And under how many settings?", history=history))
     assert not answer.refused, answer.reason
     assert "three settings" in answer.text
+
+
+MARKET = "Market-based agents refer to reinforcement learning agents"
+GOODS_QUESTION = (
+    "In the reinforcement-learning design where decisions come from an internal economy of "
+    "trading sub-agents, what are the parts the environment's state is split into called?"
+)
+
+
+def test_an_answer_wrapped_in_the_questions_words_is_shown_as_the_abstract_states_it(bot) -> None:
+    """The model answers by restating the question around the answer ("… called goods [1]"):
+    the paraphrase it repeats keeps the sentence far from every abstract sentence, so it is
+    unsupported; the cited abstract's sentence that states what it added is shown, cited,
+    instead of falling back to the sentences closest to the question (which lost the answer
+    and its paper)."""
+    SCRIPTED.script("The environment's state is split into several axes called goods [1].")
+    answer = final(events(bot, GOODS_QUESTION))
+    assert not answer.refused and not answer.fallback, answer.notes
+    assert "goods" in answer.text and answer.text.split(" [1]")[0] in answer.citations[0].paper.abstract
+    assert answer.citations[0].paper.id == paper_id(bot, MARKET)
+    assert any("restated the question" in note for note in answer.notes)
+
+
+def test_a_restated_answer_whose_name_the_abstract_never_writes_is_not_shown_as_its_answer(bot) -> None:
+    """The same restatement around a name the cited abstract does not use ("ProtoGoods") is
+    no answer of that abstract: it stays unsupported, and the answer falls back."""
+    SCRIPTED.script("The environment's state is split into several axes called ProtoGoods [1].")
+    answer = final(events(bot, GOODS_QUESTION))
+    assert answer.refused or answer.fallback
+    assert "ProtoGoods" not in answer.text
+    assert not any("restated the question around its answer" in note for note in answer.notes)

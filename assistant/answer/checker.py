@@ -23,7 +23,10 @@ evaluated on 12 benchmarks" against "Extensive experiments on $12$ benchmarks �
 supported by that sentence however the model described the paper, since a cosine is
 dominated by the question's paraphrase the model repeats and misses the figure it adds. An
 anchored sentence is an answer, not a restatement of the question; if its borrowed words
-get it replaced, the anchoring sentence is shown. An unsupported sentence that states figures
+get it replaced, the anchoring sentence is shown. A sentence no source supports because it
+restates the question around its answer ("The authors obtain poly-logarithmic running time
+for … [1]") is shown as the cited abstract's sentence that states what it adds to the
+question (its content words, and every figure and name it adds). An unsupported sentence that states figures
 no source states is recorded (`Checker.unstated`), with the sources' sentence that states a
 figure of that kind if any: an answer made only of such sentences, with none, is refused by
 the answerer (the abstracts do not give the figure asked for). Citation
@@ -177,6 +180,9 @@ class Checker:
             elif not valid:
                 note = f"citation [{best + 1}] added"
             kept = [best + 1]
+        stated_by = None  # an unsupported claim's answer, as a cited abstract states it
+        if not kept and not nouns:
+            stated_by, kept = self._stated_by_cited(valid, body, vector)
         supported = bool(kept)
         if not supported:
             kept = []
@@ -201,8 +207,8 @@ class Checker:
             evidence = self._sentences[evidence_source][idx]
         restates = bool(kept) and anchors[kept[0] - 1] is None and self._restates(vector, score)
         borrowed = self._borrowed(kept[0] - 1, words) if kept and not restates else []
-        instead = None
-        if borrowed or restates:
+        instead = stated_by
+        if stated_by is None and (borrowed or restates):
             # the abstract's own sentence that carries what the claim adds to the question
             # (a name, a figure, a formula); else, when it took the question's words, the
             # sentence it was matched with (it says what is known); else the one closest to
@@ -221,7 +227,13 @@ class Checker:
         if instead is not None:
             claimed, body, evidence = body, instead, instead
             score = 1.0
-            if borrowed:
+            if stated_by is not None:
+                self.restated += 1
+                note = (
+                    "restated the question around its answer; the cited abstract's sentence that "
+                    "states that answer is shown instead"
+                )
+            elif borrowed:
                 self.borrowed += 1
                 said = [w for w in dict.fromkeys(_WORD.findall(fold(claimed))) if w[:5] in borrowed]
                 note = (
@@ -333,6 +345,45 @@ class Checker:
         if not counts or max(counts) == 0:
             return None
         return sentences[max(range(len(sentences)), key=lambda i: (counts[i], float(cosines[i])))]
+
+    def _stated_by_cited(
+        self, valid: list[int], body: str, vector: np.ndarray
+    ) -> tuple[str | None, list[int]]:
+        """For a sentence no source supports: the first cited source's sentence that states
+        what the sentence adds to the question, and that source's number (`_states_added`).
+        A model often answers by restating the question around the answer ("The authors
+        obtain poly-logarithmic running time for … [1]"): the paraphrase it repeats keeps it
+        far from every abstract sentence, yet the answer it adds is there."""
+        for n in valid:
+            found = self._states_added(n - 1, body, vector)
+            if found is not None:
+                return found, [n]
+        return None, []
+
+    def _states_added(self, source: int, body: str, vector: np.ndarray) -> str | None:
+        """The source's sentence that holds the most of the content words the claim adds to
+        the question, and every figure and name it adds ("MNIST" the abstract never writes
+        is no answer of its), not far off in meaning (`ANCHOR_FLOOR`); the closer on a tie.
+        None: the claim adds nothing, or no sentence states it."""
+        if self.question is None or self._question is None or not len(self._vectors[source]):
+            return None
+        added = {w for w in content_words(body) if w[:4] not in self._question_words}
+        if not added:
+            return None
+        figures = unstated(quantities(body), self._question_quantities)
+        names = [fold(t) for t in named_terms(body, self.question, body)]
+        cosines = self._vectors[source] @ vector
+        best: tuple[int, float] | None = None
+        found = None
+        for i, text in enumerate(self._sentences[source]):
+            if cosines[i] < self.threshold - ANCHOR_FLOOR or not all(n in fold(text) for n in names):
+                continue
+            if not all(any(q.stated_by(f) for f in self._figures(source)[i]) for q in figures):
+                continue
+            key = (len(added & content_words(text)), float(cosines[i]))
+            if key[0] and (best is None or key > best):
+                best, found = key, text
+        return found
 
     def _name_anchor(self, source: int, body: str, vector: np.ndarray) -> int | None:
         """For a question that asks for names ("which benchmark"): of the source's sentences
