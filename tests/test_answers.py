@@ -226,6 +226,33 @@ def test_a_citation_used_as_a_noun_stays_in_place_and_is_renumbered(bot) -> None
 
 
 @needs_small
+def test_assistant_ask_with_a_local_model_exits_cleanly(seeded_dir: Path, tmp_path: Path) -> None:
+    """`assistant ask` as a user runs it, in its own process, with the in-process model: the
+    answer, exit status 0, and nothing on stderr (llama-cpp-python's finaliser printed a
+    TypeError traceback at interpreter shutdown after every answer)."""
+    import json
+    import shutil
+    import subprocess
+
+    data = tmp_path / "data"
+    shutil.copytree(seeded_dir, data)
+    env = {
+        **os.environ,
+        "ASSISTANT_DATA_DIR": str(data),
+        "ASSISTANT_CORPUS": json.dumps([str(SEEDS)]),
+        "ASSISTANT_BACKEND": "llama-cpp",
+        "ASSISTANT_LLM_MODEL": "smollm2-135m",
+    }
+    cli = Path(sys.executable).with_name("assistant")
+    done = subprocess.run(
+        [str(cli), "ask", "What is PrivateSeal?"], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    assert "References" in done.stdout or "could not find" in done.stdout.lower()
+    assert "Traceback" not in done.stderr and "TypeError" not in done.stderr, done.stderr
+
+
+@needs_small
 def test_small_model_streams_tokens_then_checked_sentences(bot) -> None:
     small = Assistant(bot.settings, llm_model="smollm2-135m", backend="llama-cpp")
     items, answer = run(small, "What is PrivateSeal?")

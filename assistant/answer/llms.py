@@ -7,9 +7,11 @@ change, never a silent switch to something else.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
@@ -27,6 +29,12 @@ class ChatModel(Protocol):
     def stream(self, messages: list[Message], max_tokens: int) -> Iterator[str]:
         """Yield the reply's text as it is generated."""
         ...
+
+
+def _close_at_exit(ref: weakref.ref[LlamaCppModel]) -> None:
+    model = ref()
+    if model is not None:
+        model.close(wait=2.0)  # a daemon thread still generating keeps it: exit anyway
 
 
 class LlamaCppModel:
@@ -60,7 +68,24 @@ class LlamaCppModel:
                 n_threads_batch=self.threads,
                 verbose=False,
             )
+            # Freed while the interpreter still stands: llama-cpp-python's own finaliser runs
+            # at shutdown, after its library handle is gone, and prints a TypeError traceback
+            # at the end of every `assistant ask`.
+            # (A weak reference: a model dropped before then is freed when it is dropped.)
+            atexit.register(_close_at_exit, weakref.ref(self))
         return self._llm
+
+    def close(self, wait: float = -1) -> None:
+        """Free the model now (it is loaded again when next asked); waits for a generation
+        in progress (`wait` seconds at most; -1: as long as it takes, else it is left)."""
+        if not self._lock.acquire(timeout=wait):
+            return
+        try:
+            llm, self._llm = self._llm, None
+        finally:
+            self._lock.release()
+        if llm is not None:
+            llm.close()  # type: ignore[attr-defined]
 
     def stream(self, messages: list[Message], max_tokens: int) -> Iterator[str]:
         with self._lock:
