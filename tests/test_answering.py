@@ -951,3 +951,29 @@ def test_a_restated_answer_whose_name_the_abstract_never_writes_is_not_shown_as_
     assert answer.refused or answer.fallback
     assert "ProtoGoods" not in answer.text
     assert not any("restated the question around its answer" in note for note in answer.notes)
+
+
+LMKAN = "We introduce a general-purpose drop-in replacement, lookup multivariate Kolmogorov-Arnold"
+FLOPS_QUESTION = (
+    "At most, by how much do the lookup-table replacements for linear layers reduce the arithmetic "
+    "done at inference?"
+)
+
+
+def test_a_figure_wrapped_in_the_questions_words_is_shown_as_the_abstract_states_it(bot) -> None:
+    """The answer adds only a figure to the question's words ("… by up to 6.0× [1]"): the
+    abstract sentence that states the figure is shown; a figure the abstract does not state
+    ("9.0×") is never shown as its answer."""
+    SCRIPTED.script(
+        "The lookup-table replacements for linear layers reduce the arithmetic done at inference by up to 6.0× [1]."
+    )
+    answer = final(events(bot, FLOPS_QUESTION))
+    assert not answer.refused and not answer.fallback, answer.notes
+    assert "reduce inference FLOPs by up to 6.0×" in answer.text
+    assert answer.citations[0].paper.id == paper_id(bot, LMKAN)
+    SCRIPTED.script(
+        "The lookup-table replacements for linear layers reduce the arithmetic done at inference by up to 9.0× [1]."
+    )
+    answer = final(events(bot, FLOPS_QUESTION))
+    assert "9.0×" not in answer.text
+    assert not any("restated the question around its answer" in note for note in answer.notes)
