@@ -263,6 +263,13 @@ class Settings(BaseSettings):
         "Chosen with `python -m eval.context` on heldout + heldout2: the gold fact reaches the model "
         "for 0.892 of questions against 0.780 with 3 sentences of every paper, in the same budget.",
     )
+    context_order: Literal["abstract", "closest-first"] = Field(
+        default="closest-first",
+        description="Order of each paper's sentences given to the LLM: the sentence closest to the "
+        "question first (the small model answers from the first sentences it reads), or as in the "
+        "abstract. Chosen on heldout8-10's paraphrases (live, eval.run): fact accuracy 0.775 against "
+        "0.700 on heldout10, answered right 0.875 against 0.825.",
+    )
     context_papers: int = Field(default=4, ge=1, description="Papers given to the LLM at most.")
     context_paper_share: float = Field(
         default=0.8,

@@ -6,7 +6,9 @@ recorded (its answers-*.jsonl); every setting that does not change the prompt (t
 citation check, refusal thresholds, detail rules, `echo_margin`) can then be scored on
 every question in about two minutes instead of an hour. A question that reaches the
 model now but has no recording is counted; its answer is a refusal, so look at the
-count before trusting a figure.
+count before trusting a figure. A recording made under another prompt (before
+`context_order` became `closest-first`, say) still scores the checks exactly, but on what
+that prompt made the model say, not on what the model says now.
 
     python -m eval.replay eval/reports/answers-llama-cpp-qwen2.5-coder-1.5b.jsonl \\
         --sets heldout,heldout2 --set support_threshold=0.55

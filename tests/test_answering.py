@@ -977,3 +977,22 @@ def test_a_figure_wrapped_in_the_questions_words_is_shown_as_the_abstract_states
     answer = final(events(bot, FLOPS_QUESTION))
     assert "9.0×" not in answer.text
     assert not any("restated the question around its answer" in note for note in answer.notes)
+
+
+def test_each_paper_is_given_to_the_model_closest_sentence_first(bot) -> None:
+    """The small model answers from the first sentences it reads: each paper's sentences
+    reach it closest to the question first (`context_order`), so the one that states the
+    answer ("… lmKAN-based CNNs cut inference FLOPs …", the abstract's seventh) comes before
+    the abstract's opening; with `context_order="abstract"` they keep the abstract's order."""
+    question = "How much do lmKAN-based CNNs cut inference FLOPs on CIFAR-10 and ImageNet-1k?"
+    abstract = next(p.abstract for p in bot.catalogue.papers if LMKAN in p.abstract)
+
+    def given(assistant) -> str:  # type: ignore[no-untyped-def]
+        SCRIPTED.script("lmKAN-based CNNs cut inference FLOPs by 1.6–2.1× on CIFAR-10 [1].")
+        final(list(assistant.stream(question, backend="scripted")))
+        prompt = SCRIPTED.calls[-1][-1]["content"]
+        return prompt.split("<<<", 1)[1]
+
+    assert given(bot).startswith("Within the framework of Convolutional Neural Networks, lmKAN-based CNNs")
+    in_order = Assistant(bot.settings, context_order="abstract", backend="extractive")
+    assert given(in_order).startswith(abstract[:60])

@@ -40,6 +40,8 @@ def build_context(scored: Sequence[ScoredSentence], hits: Sequence[Hit], setting
     for number, hit in enumerate(hits, start=1):
         n = settings.context_top_sentences if number == 1 else settings.context_sentences
         best = best_of(scored, hit, n)
+        if settings.context_order == "closest-first":
+            best = sorted(best, key=lambda s: -s.score)
         p = hit.paper
         head = _head(number, p)
         body = " ".join(s.text for s in best) or p.label
