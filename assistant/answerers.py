@@ -264,6 +264,11 @@ class ModelAnswerer:
                 f"{checker.restated} sentence(s) that only restated the question replaced by the cited "
                 "abstract's own sentence"
             )
+        if checker.wrapped:
+            notes.append(
+                f"{checker.wrapped} sentence(s) that wrapped their answer in the question's words "
+                "replaced by the cited abstract's sentence that states it"
+            )
         if checker.borrowed:
             notes.append(
                 f"{checker.borrowed} sentence(s) that gave a paper the question's own words, which its "

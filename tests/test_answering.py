@@ -940,7 +940,7 @@ def test_an_answer_wrapped_in_the_questions_words_is_shown_as_the_abstract_state
     assert not answer.refused and not answer.fallback, answer.notes
     assert "goods" in answer.text and answer.text.split(" [1]")[0] in answer.citations[0].paper.abstract
     assert answer.citations[0].paper.id == paper_id(bot, MARKET)
-    assert any("restated the question" in note for note in answer.notes)
+    assert any("wrapped their answer in the question's words" in note for note in answer.notes)
 
 
 def test_a_restated_answer_whose_name_the_abstract_never_writes_is_not_shown_as_its_answer(bot) -> None:
@@ -950,7 +950,7 @@ def test_a_restated_answer_whose_name_the_abstract_never_writes_is_not_shown_as_
     answer = final(events(bot, GOODS_QUESTION))
     assert answer.refused or answer.fallback
     assert "ProtoGoods" not in answer.text
-    assert not any("restated the question around its answer" in note for note in answer.notes)
+    assert not any("wrapped their answer" in note for note in answer.notes)
 
 
 LMKAN = "We introduce a general-purpose drop-in replacement, lookup multivariate Kolmogorov-Arnold"
@@ -976,7 +976,7 @@ def test_a_figure_wrapped_in_the_questions_words_is_shown_as_the_abstract_states
     )
     answer = final(events(bot, FLOPS_QUESTION))
     assert "9.0×" not in answer.text
-    assert not any("restated the question around its answer" in note for note in answer.notes)
+    assert not any("wrapped their answer" in note for note in answer.notes)
 
 
 def test_each_paper_is_given_to_the_model_closest_sentence_first(bot) -> None:

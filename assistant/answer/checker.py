@@ -49,6 +49,9 @@ from assistant.index.embed import Embedder
 from assistant.text import fold
 from assistant.types import Citation, Hit, SentenceSupport
 
+FIGURE_WINDOW = 3  # words either side of a figure that say what it measures
+WRAPPED_WINDOW = 6  # the same for an answer wrapped in the question's words (`_states_added`)
+
 # "described in (1) [1]": the model's own way of citing, written next to ours; the
 # parenthesised number goes (an enumeration's "(1)" is kept: no matching marker follows).
 _ECHOED_NUMBER = re.compile(r"\((\d+)\)\s*(?=\[\1\])")
@@ -83,6 +86,7 @@ class Checker:
     removed: int = 0
     recited: int = 0
     restated: int = 0
+    wrapped: int = 0  # unsupported sentences that wrapped their answer in the question's words
     borrowed: int = 0
     asides: int = 0  # sentences left out as asides about another paper
     # unsupported sentences that state figures no source states
@@ -228,7 +232,7 @@ class Checker:
             claimed, body, evidence = body, instead, instead
             score = 1.0
             if stated_by is not None:
-                self.restated += 1
+                self.wrapped += 1
                 note = (
                     "restated the question around its answer; the cited abstract's sentence that "
                     "states that answer is shown instead"
@@ -362,8 +366,9 @@ class Checker:
 
     def _states_added(self, source: int, body: str, vector: np.ndarray) -> str | None:
         """The source's sentence that holds the most of the content words the claim adds to
-        the question, and every figure and name it adds ("MNIST" the abstract never writes
-        is no answer of its), not far off in meaning (`ANCHOR_FLOOR`); the closer on a tie.
+        the question, and every figure it adds in its role (`_roles`: "14 languages" is not
+        "$14$ benchmarks") and every name ("MNIST" the abstract never writes is no answer of
+        its), not far off in meaning (`ANCHOR_FLOOR`); the closer on a tie.
         None: the claim adds nothing, or no sentence states it. (A figure alone is an answer:
         "… cut the arithmetic needed at prediction time by up to 6.0× [1]".)"""
         if self.question is None or self._question is None or not len(self._vectors[source]):
@@ -371,13 +376,15 @@ class Checker:
         added = {w for w in content_words(body) if w[:4] not in self._question_words}
         figures = unstated(quantities(body), self._question_quantities)
         names = [fold(t) for t in named_terms(body, self.question, body)]
+        # wider than an anchor's window: a restated answer puts "by up to" or "at most" in between
+        in_role = set(self._roles(source, figures, body, WRAPPED_WINDOW)) if figures else set()
         cosines = self._vectors[source] @ vector
         best: tuple[int, float] | None = None
         found = None
         for i, text in enumerate(self._sentences[source]):
             if cosines[i] < self.threshold - ANCHOR_FLOOR or not all(n in fold(text) for n in names):
                 continue
-            if not all(any(q.stated_by(f) for f in self._figures(source)[i]) for q in figures):
+            if figures and i not in in_role:
                 continue
             key = (len(added & content_words(text)) + len(figures), float(cosines[i]))
             if key[0] and (best is None or key > best):
@@ -438,24 +445,29 @@ class Checker:
             self._sentence_quantities[source] = per_sentence
         return per_sentence
 
-    def _roles(self, source: int, figures: list[Quantity], body: str) -> list[int]:
+    def _roles(
+        self, source: int, figures: list[Quantity], body: str, window: int = FIGURE_WINDOW
+    ) -> list[int]:
         """The source's sentences that state every one of the figures in its role: the same
         value (a percentage by a percentage) with a content word in common within
         `FIGURE_WINDOW` words of both ("12 benchmarks" / "$12$ benchmarks": what it measures)."""
-        measures = [self._measures(body, q) for q in figures]
+        measures = [self._measures(body, q, window) for q in figures]
         return [
             i
             for i, (text, fs) in enumerate(zip(self._sentences[source], self._figures(source), strict=True))
             if all(
-                any(q.stated_by(f) and q.percent == f.percent and m & self._measures(text, f) for f in fs)
+                any(
+                    q.stated_by(f) and q.percent == f.percent and m & self._measures(text, f, window)
+                    for f in fs
+                )
                 for q, m in zip(figures, measures, strict=True)
             )
         ]
 
     @staticmethod
-    def _measures(text: str, figure: Quantity) -> set[str]:
+    def _measures(text: str, figure: Quantity, window: int = FIGURE_WINDOW) -> set[str]:
         """What a figure measures: the content words next to it."""
-        return content_words(around(text, figure, FIGURE_WINDOW))
+        return content_words(around(text, figure, window))
 
     def _vector_of(self, source: int, sentence: str) -> np.ndarray:
         """The vector of one of the source's sentences, computed with the others."""
@@ -563,7 +575,6 @@ def _bare(text: str) -> str:
 
 
 ANCHOR_FLOOR = 0.25  # an anchoring sentence's cosine may fall this far below the threshold, no further
-FIGURE_WINDOW = 3  # words either side of a figure that say what it measures
 
 _WORD = re.compile(r"[a-z][a-z0-9\-]{3,}")
 _COMMON = frozenset(
