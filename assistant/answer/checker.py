@@ -234,7 +234,7 @@ class Checker:
             if stated_by is not None:
                 self.wrapped += 1
                 note = (
-                    "restated the question around its answer; the cited abstract's sentence that "
+                    "wrapped its answer in the question's words; the cited abstract's sentence that "
                     "states that answer is shown instead"
                 )
             elif borrowed:
