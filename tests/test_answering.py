@@ -953,6 +953,30 @@ def test_a_restated_answer_whose_name_the_abstract_never_writes_is_not_shown_as_
     assert not any("wrapped their answer" in note for note in answer.notes)
 
 
+MEMORISE = "Diffusion models have achieved remarkable success across diverse domains, but they remain"
+
+
+def test_a_restated_answer_is_shown_as_the_abstract_sentence_that_states_what_it_adds(bot) -> None:
+    """A sentence close to the question and supported by the abstract is replaced for
+    restating it; its answer ("scale with sample size") is not a name or a figure, so the
+    replacement is the abstract's sentence holding the words it adds, not the opening
+    sentence or the one closest to the question, which lose the answer."""
+    question = (
+        "In a theoretical analysis of why denoising generative models copy their training "
+        "images, with what must a network's size grow to exactly reproduce the "
+        "training-set-optimal denoiser?"
+    )
+    SCRIPTED.script(
+        "The size of a network must grow to scale with sample size to exactly reproduce the "
+        "training-set-optimal denoiser [1]."
+    )
+    answer = final(events(bot, question))
+    assert not answer.refused and not answer.fallback, answer.notes
+    assert "scale with sample size" in answer.text, answer.text
+    assert answer.text.split(" [1]")[0] in answer.citations[0].paper.abstract
+    assert answer.citations[0].paper.id == paper_id(bot, MEMORISE)
+
+
 LMKAN = "We introduce a general-purpose drop-in replacement, lookup multivariate Kolmogorov-Arnold"
 FLOPS_QUESTION = (
     "At most, by how much do the lookup-table replacements for linear layers reduce the arithmetic "

@@ -214,11 +214,14 @@ class Checker:
         instead = stated_by
         if stated_by is None and (borrowed or restates):
             # the abstract's own sentence that carries what the claim adds to the question
-            # (a name, a figure, a formula); else, when it took the question's words, the
-            # sentence it was matched with (it says what is known); else the one closest to
-            # the question
+            # (a name, a figure, a formula), else the most of the words it adds
+            # (`_states_added`: "… use the matched deviation as the criterion …"); else, when
+            # it took the question's words, the sentence it was matched with (it says what is
+            # known); else the one closest to the question
             shown_before = {r.text for r in self.results}
             carrier = self._carrier(kept[0] - 1, body, vector)
+            if carrier is None or carrier in shown_before:
+                carrier = self._states_added(kept[0] - 1, body, vector)
             matched = evidence if borrowed and evidence not in shown_before else None
             instead = (carrier if carrier not in shown_before else None) or matched
             instead = instead or self._closest_to_question(kept[0] - 1)
