@@ -40,3 +40,15 @@ def test_at_run_time_says_when_not_how_long() -> None:
         "What sort of optimizer is called at run time to obtain the equilibrium?"
     )
     assert "a wall-clock time" in _names("What is the run time of the solver?")
+
+
+def test_a_warm_up_of_the_step_size_asks_for_no_learning_rate() -> None:
+    """ "Which gradual ramp-up of the step size does it make unnecessary?" asks for a warm-up
+    strategy, which an abstract states ("with and without a warm-up strategy") without naming
+    a learning rate; a question for the rate itself still asks for one."""
+    assert "a learning rate" not in _names(
+        "Which gradual ramp-up of the step size does the layer-wise optimizer for huge batches make unnecessary?"
+    )
+    assert "a learning rate" not in _names("Does the method still need a learning-rate warm-up?")
+    assert "a learning rate" in _names("What learning rate does the GRAPE paper use for its experiments?")
+    assert "a learning rate" in _names("Which step size does the method use?")

@@ -79,6 +79,8 @@ class Detail:
     asked: re.Pattern[str]
     reported: re.Pattern[str]
     needs_number: bool = False
+    # a question that matches this speaks of the detail without asking for it
+    not_when: re.Pattern[str] | None = None
 
 
 def _re(pattern: str) -> re.Pattern[str]:
@@ -102,6 +104,9 @@ DETAILS: tuple[Detail, ...] = (
         "a learning rate",
         _re(r"learning[- ]rates?|step[- ]?sizes?"),  # "Polyak stepsizes": one word too
         _re(r"learning[- ]rates?|step[- ]?sizes?"),
+        # "which gradual ramp-up of the step size does it make unnecessary?" asks for a
+        # warm-up, which an abstract states without naming a learning rate
+        not_when=_re(r"\bwarm-?ups?\b|\bramp(?:s|ing|ed)?\b|\bramp-?ups?\b"),
     ),
     Detail("a batch size", _re(r"batch[- ]sizes?"), _re(r"batch[- ]sizes?")),
     Detail(
@@ -248,6 +253,8 @@ def requested_details(question: str, details: Sequence[Detail] | None = None) ->
         return []
     out = []
     for detail in DETAILS if details is None else details:
+        if detail.not_when is not None and detail.not_when.search(question):
+            continue
         for m in detail.asked.finditer(question):
             clause = _CLAUSE_END.split(question[max(0, m.start() - 80) : m.start()])[-1]
             near = " ".join(clause.split()[-5:])  # the question word governs the detail
