@@ -977,6 +977,29 @@ def test_a_restated_answer_is_shown_as_the_abstract_sentence_that_states_what_it
     assert answer.citations[0].paper.id == paper_id(bot, MEMORISE)
 
 
+EXPONENTIAL = "Reinforcement learning (RL) for exponential-utility optimization in discounted"
+
+
+def test_an_uncited_answer_with_a_bracketed_year_is_shown_as_the_abstract_states_it(bot) -> None:
+    """ "… is Porteus [1975]." : the bracketed year is the model's reference, not a citation
+    (no "citation removed" note, no "[1975]" in the answer), and the sentence, uncited and
+    wrapped in the question's words, is shown as the abstract's sentence that names Porteus,
+    cited to it, instead of falling back to the sentences closest to the question."""
+    question = (
+        "Whose 1975 equation do the Q-learning-style methods for risk-averse agents with an "
+        "exponential utility build on?"
+    )
+    SCRIPTED.script(
+        "The 1975 equation that the Q-learning-style methods for risk-averse agents with an "
+        "exponential utility build on is the one of Porteus [1975]."
+    )
+    answer = final(events(bot, question))
+    assert not answer.refused and not answer.fallback, answer.notes
+    assert "Porteus" in answer.text and "[1975]" not in answer.text, answer.text
+    assert answer.citations[0].paper.id == paper_id(bot, EXPONENTIAL)
+    assert not any("removed" in note for note in answer.notes), answer.notes
+
+
 LMKAN = "We introduce a general-purpose drop-in replacement, lookup multivariate Kolmogorov-Arnold"
 FLOPS_QUESTION = (
     "At most, by how much do the lookup-table replacements for linear layers reduce the arithmetic "

@@ -57,6 +57,9 @@ WRAPPED_WINDOW = 6  # the same for an answer wrapped in the question's words (`_
 _ECHOED_NUMBER = re.compile(r"\((\d+)\)\s*(?=\[\1\])")
 # "described in (1)." alone: the model's own citation, read as ours when a source has that number.
 _PAREN_CITATION = re.compile(r"\b(in|by|see|from)\s+\((\d+)\)", re.IGNORECASE)
+# "… studied in Porteus [1975]": a year in brackets is a reference the abstract makes, not a
+# citation of a source (nor one to count as removed); it is dropped, as it is when scoring
+_BRACKET_YEAR = re.compile(r"\s*\[(?:1[89]|20)\d\d[a-z]?\]")
 
 
 @dataclass
@@ -121,6 +124,7 @@ class Checker:
 
     def check(self, raw_sentence: str) -> str:
         """The sentence with checked, renumbered citations (markers before the final stop)."""
+        raw_sentence = _BRACKET_YEAR.sub("", raw_sentence)
         raw_sentence = _PAREN_CITATION.sub(self._as_marker, _ECHOED_NUMBER.sub("", raw_sentence))
         given, body = markers(raw_sentence)
         if not body:
@@ -186,7 +190,9 @@ class Checker:
             kept = [best + 1]
         stated_by = None  # an unsupported claim's answer, as a cited abstract states it
         if not kept and not nouns:
-            stated_by, kept = self._stated_by_cited(valid, body, vector)
+            # an uncited answer ("… is Porteus.") is looked for in every source, in order
+            looked_in = valid or list(range(1, len(self.sources) + 1))
+            stated_by, kept = self._stated_by_cited(looked_in, body, vector)
         supported = bool(kept)
         if not supported:
             kept = []
