@@ -535,3 +535,16 @@ def test_bracketed_years_in_abstracts_do_not_look_like_citations() -> None:
         cite("Since Arrow and Debreu [1954] it is known.", (2,))
         == "Since Arrow and Debreu (1954) it is known [2]."
     )
+
+
+def test_brackets_inside_a_formula_are_an_interval_not_a_citation() -> None:
+    """A sentence the model copies from an abstract ("… parameter $\\alpha \\in [1,2]$ …")
+    keeps its interval: not read as citations [1] and [2] (one of them "removed"), not
+    rewritten as "(1,2)", an open interval."""
+    from assistant.answer.citations import cite, markers
+
+    sentence = r"We achieve robustness for a parameter $\alpha \in [1,2]$, and prove its optimality [1]."
+    numbers, body = markers(sentence)
+    assert numbers == [1]
+    assert body == r"We achieve robustness for a parameter $\alpha \in [1,2]$, and prove its optimality."
+    assert cite(body, (1,)) == sentence

@@ -13,10 +13,28 @@ MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 PARTIAL_MARKER = re.compile(r"\[[\d,;\s]*$")
 
 
+# "$\alpha \in [1,2]$": brackets inside a formula are an interval, never a citation
+_MATH = re.compile(r"\$[^$]+\$")
+
+
+def _citations(text: str) -> list[re.Match[str]]:
+    """The markers outside formulas."""
+    spans = [m.span() for m in _MATH.finditer(text)]
+    return [m for m in MARKER.finditer(text) if not any(a <= m.end() - 1 < b for a, b in spans)]
+
+
+def _outside_math(pattern: re.Pattern[str], repl: str, text: str) -> str:
+    out, last = [], 0
+    for m in _MATH.finditer(text):
+        out += [pattern.sub(repl, text[last : m.start()]), m.group(0)]
+        last = m.end()
+    return "".join(out) + pattern.sub(repl, text[last:])
+
+
 def markers(text: str) -> tuple[list[int], str]:
     """'A claim [1, 3].' -> ([1, 3], 'A claim.')"""
-    numbers = [int(n) for m in MARKER.finditer(text) for n in re.split(r"[,;]", m.group(1))]
-    return numbers, MARKER.sub("", text).strip()
+    numbers = [int(n) for m in _citations(text) for n in re.split(r"[,;]", m.group(1))]
+    return numbers, _outside_math(MARKER, "", text).strip()
 
 
 # A citation used as a noun: "[1] shows that …", "as shown in [2], …", "unlike [3]".
@@ -30,7 +48,7 @@ def noun_markers(text: str) -> tuple[str, list[int]]:
     """The sentence with each citation used as a noun replaced by a slot (the marker's first
     number), and those numbers. Other markers are left for `markers` to remove."""
     out, nouns, last = [], [], 0
-    for m in MARKER.finditer(text):
+    for m in _citations(text):
         before, after = text[: m.start()], text[m.end() :]
         words = before.split()
         starts = not words and re.match(r"\s+[a-z]", after) is not None
@@ -48,7 +66,7 @@ _BRACKETED_NUMBER = re.compile(r"\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
 def cite(sentence: str, numbers: tuple[int, ...]) -> str:
     """'A claim.' -> 'A claim [1].' A bracketed number quoted from an abstract
     ('Arrow and Debreu [1954]') becomes '(1954)' so it cannot pass for a citation."""
-    sentence = _BRACKETED_NUMBER.sub(r"(\1)", sentence)
+    sentence = _outside_math(_BRACKETED_NUMBER, r"(\1)", sentence)
     marks = "".join(f"[{n}]" for n in numbers)
     if not marks:
         return sentence
