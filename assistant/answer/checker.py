@@ -360,14 +360,15 @@ class Checker:
         return sentences[max(range(len(sentences)), key=lambda i: (counts[i], float(cosines[i])))]
 
     def _stated_by_cited(
-        self, valid: list[int], body: str, vector: np.ndarray
+        self, looked_in: list[int], body: str, vector: np.ndarray
     ) -> tuple[str | None, list[int]]:
-        """For a sentence no source supports: the first cited source's sentence that states
-        what the sentence adds to the question, and that source's number (`_states_added`).
+        """For a sentence no source supports: the first of `looked_in` (the sources it cites;
+        every source, in order, when it cites none) whose sentence states what the sentence
+        adds to the question, that sentence and that source's number (`_states_added`).
         A model often answers by restating the question around the answer ("The authors
         obtain poly-logarithmic running time for … [1]"): the paraphrase it repeats keeps it
         far from every abstract sentence, yet the answer it adds is there."""
-        for n in valid:
+        for n in looked_in:
             found = self._states_added(n - 1, body, vector)
             if found is not None:
                 return found, [n]
