@@ -977,6 +977,31 @@ def test_a_restated_answer_is_shown_as_the_abstract_sentence_that_states_what_it
     assert answer.citations[0].paper.id == paper_id(bot, MEMORISE)
 
 
+PRIVACYSIM = "Large language models (LLMs) are increasingly used to simulate human behavior, but their"
+
+
+def test_a_replaced_sentence_keeps_the_figure_that_answers_not_the_ones_it_copied(bot) -> None:
+    """The model copies the abstract's opening ("PrivacySIM, … of 1,000 users") and adds the
+    answer next to the question's words ("… reached a hit rate of 40.4% …"); replaced for
+    taking the question's words, it is shown as the sentence stating 40.4%, not the opening
+    that states more of what it copied (PrivacySIM, 1,000) but not the answer."""
+    question = (
+        "What hit rate did the best AI reach when imitating real people's choices about handing "
+        "over their personal data?"
+    )
+    SCRIPTED.script(
+        "PrivacySIM, an evaluation suite that benchmarks LLM simulation of user privacy behavior "
+        "against the ground-truth responses of 1,000 users, showed that the best AI reached a hit "
+        "rate of 40.4% accuracy when imitating real people's choices about handing over their "
+        "personal data [1]."
+    )
+    answer = final(events(bot, question))
+    assert not answer.refused and not answer.fallback, answer.notes
+    assert "40.4%" in answer.text, answer.text
+    assert answer.text.split(" [1]")[0] in answer.citations[0].paper.abstract
+    assert answer.citations[0].paper.id == paper_id(bot, PRIVACYSIM)
+
+
 EXPONENTIAL = "Reinforcement learning (RL) for exponential-utility optimization in discounted"
 
 
