@@ -548,3 +548,5 @@ def test_brackets_inside_a_formula_are_an_interval_not_a_citation() -> None:
     assert numbers == [1]
     assert body == r"We achieve robustness for a parameter $\alpha \in [1,2]$, and prove its optimality."
     assert cite(body, (1,)) == sentence
+    # dollar amounts are not formulas: their citations still count
+    assert markers("It costs $5 [1] and $10 [2].") == ([1, 2], "It costs $5 and $10.")

@@ -13,8 +13,9 @@ MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 PARTIAL_MARKER = re.compile(r"\[[\d,;\s]*$")
 
 
-# "$\alpha \in [1,2]$": brackets inside a formula are an interval, never a citation
-_MATH = re.compile(r"\$[^$]+\$")
+# "$\alpha \in [1,2]$": brackets inside a formula are an interval, never a citation. Not
+# money: "$5 [1] and $10 [2]" (a digit after the "$", then a space before the next "$").
+_MATH = re.compile(r"\$(?!\d[^$]*\s)[^$]+\$")
 
 
 def _citations(text: str) -> list[re.Match[str]]:
