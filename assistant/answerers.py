@@ -267,7 +267,7 @@ class ModelAnswerer:
         if checker.wrapped:
             notes.append(
                 f"{checker.wrapped} sentence(s) that wrapped their answer in the question's words "
-                "replaced by the cited abstract's sentence that states it"
+                "replaced by the abstract's sentence that states it"
             )
         if checker.borrowed:
             notes.append(

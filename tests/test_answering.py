@@ -1023,6 +1023,8 @@ def test_an_uncited_answer_with_a_bracketed_year_is_shown_as_the_abstract_states
     assert "Porteus" in answer.text and "[1975]" not in answer.text, answer.text
     assert answer.citations[0].paper.id == paper_id(bot, EXPONENTIAL)
     assert not any("removed" in note for note in answer.notes), answer.notes
+    # the model cited nothing: the sentence's note says which abstract states the answer
+    assert any("abstract [1]'s sentence" in (s.note or "") for s in answer.sentences), answer.sentences
 
 
 LMKAN = "We introduce a general-purpose drop-in replacement, lookup multivariate Kolmogorov-Arnold"

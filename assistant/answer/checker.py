@@ -242,9 +242,10 @@ class Checker:
             score = 1.0
             if stated_by is not None:
                 self.wrapped += 1
+                source = "the cited abstract's" if valid else f"abstract [{numbers[0]}]'s"
                 note = (
-                    "wrapped its answer in the question's words; the cited abstract's sentence that "
-                    "states that answer is shown instead"
+                    f"wrapped its answer in the question's words; {source} sentence that states "
+                    "that answer is shown instead"
                 )
             elif borrowed:
                 self.borrowed += 1
