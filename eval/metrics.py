@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 
@@ -35,9 +36,26 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 
 def fact_hit(text: str, fact: str) -> bool:
-    """A fact is 'a|b|c': any alternative found (case-insensitive) counts."""
-    lowered = text.lower()
-    return any(alt.strip().lower() in lowered for alt in fact.split("|") if alt.strip())
+    """A fact is 'a|b|c': any alternative found counts, case aside and written as plain
+    text or as LaTeX alike ("by 5.7%" gives the fact "$5.7\\%$", "12 benchmarks" gives
+    "$12$ benchmarks"); a bare number only as a whole number ("$0$" is not in "10")."""
+    plain = _plain(text)
+    for alt in (_plain(a) for a in fact.split("|")):
+        if not alt:
+            continue
+        if re.fullmatch(r"[\d.,]+", alt):
+            if re.search(rf"(?<![\w.]){re.escape(alt)}(?![\w]|\.\d)", plain):
+                return True
+        elif alt in plain:
+            return True
+    return False
+
+
+def _plain(text: str) -> str:
+    """Lower case, without LaTeX's math delimiters, escaped percent signs, thin spaces and
+    ties, and with runs of white space as one space."""
+    text = text.lower().replace("\\%", "%").replace("$", "").replace("\\,", "").replace("~", " ")
+    return " ".join(text.split())
 
 
 def mean(values: Sequence[float]) -> float:
