@@ -953,6 +953,15 @@ def test_a_restated_answer_whose_name_the_abstract_never_writes_is_not_shown_as_
     assert not any("wrapped their answer" in note for note in answer.notes)
 
 
+def assert_shown_as_stated(bot, answer: Answer, said: str, paper: str) -> None:  # type: ignore[no-untyped-def]
+    """The answer is one sentence of the cited abstract, giving `said`, from the paper whose
+    abstract holds `paper`."""
+    assert not answer.refused and not answer.fallback, answer.notes
+    assert said in answer.text, answer.text
+    assert answer.text.split(" [1]")[0] in answer.citations[0].paper.abstract
+    assert answer.citations[0].paper.id == paper_id(bot, paper)
+
+
 MEMORISE = "Diffusion models have achieved remarkable success across diverse domains, but they remain"
 
 
@@ -970,11 +979,7 @@ def test_a_restated_answer_is_shown_as_the_abstract_sentence_that_states_what_it
         "The size of a network must grow to scale with sample size to exactly reproduce the "
         "training-set-optimal denoiser [1]."
     )
-    answer = final(events(bot, question))
-    assert not answer.refused and not answer.fallback, answer.notes
-    assert "scale with sample size" in answer.text, answer.text
-    assert answer.text.split(" [1]")[0] in answer.citations[0].paper.abstract
-    assert answer.citations[0].paper.id == paper_id(bot, MEMORISE)
+    assert_shown_as_stated(bot, final(events(bot, question)), "scale with sample size", MEMORISE)
 
 
 PRIVACYSIM = "Large language models (LLMs) are increasingly used to simulate human behavior, but their"
@@ -995,11 +1000,7 @@ def test_a_replaced_sentence_keeps_the_figure_that_answers_not_the_ones_it_copie
         "rate of 40.4% accuracy when imitating real people's choices about handing over their "
         "personal data [1]."
     )
-    answer = final(events(bot, question))
-    assert not answer.refused and not answer.fallback, answer.notes
-    assert "40.4%" in answer.text, answer.text
-    assert answer.text.split(" [1]")[0] in answer.citations[0].paper.abstract
-    assert answer.citations[0].paper.id == paper_id(bot, PRIVACYSIM)
+    assert_shown_as_stated(bot, final(events(bot, question)), "40.4%", PRIVACYSIM)
 
 
 EXPONENTIAL = "Reinforcement learning (RL) for exponential-utility optimization in discounted"
