@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from assistant.answer.asked import asked_kind
 from assistant.answer.evidence import (
     ScoredSentence,
     Verdict,
@@ -146,7 +147,7 @@ def judge(
                 missing=detail.name,
                 names_closest=True,
             )
-    if asked and route.kind != "catalogue":
+    if (asked or asked_kind(standalone)) and route.kind != "catalogue":
         # A name may be in a paper's listing rather than its abstract ("… in the NeurIPS 2025 listing").
         named = " ".join(f"{h.paper.title or ''} {h.paper.abstract} {_listing(h.paper)}" for h in hits[:3])
         absent = missing_names(standalone, named)
