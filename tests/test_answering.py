@@ -835,6 +835,35 @@ def test_a_wrong_figure_about_what_the_abstract_gives_a_figure_for_is_not_refuse
     assert "60" not in answer.text
 
 
+def test_a_count_of_things_is_no_figure_of_the_kind_asked_for(bot) -> None:
+    """A near-miss asks Flock for a mean reciprocal rank, which its abstract does not state.
+    The model answers with what it does state, a count ("across 54 KGs"), and the sentences
+    closest to the question state no other figure. A count of graphs is no rank: refused,
+    saying so, rather than those sentences shown as if they answered."""
+    SCRIPTED.script(
+        "Flock achieves state-of-the-art performance on entity prediction tasks across 54 KGs [1]."
+    )
+    question = "What mean reciprocal rank does the KGFM Flock reach for zero-shot link prediction on knowledge graphs?"
+    answer = final(events(bot, question))
+    assert answer.refused and not answer.fallback, answer.text
+    assert answer.reason is not None and "does not state the figure asked for" in answer.reason
+    assert answer.hits[0].paper.id == paper_id(bot, FLOCK)
+
+
+def test_a_figure_asked_of_a_benchmark_no_abstract_mentions_is_refused_before_the_model(bot) -> None:
+    """ "What improvement does ODESteer achieve on the HH-RLHF helpfulness benchmark?": its
+    abstract reports improvements on other benchmarks only; the question asks for a figure
+    about a name no close abstract mentions, so it is refused naming that name, and the
+    model is not asked (it would pass off TruthfulQA's figure)."""
+    calls = len(SCRIPTED.calls)
+    answer = final(
+        events(bot, "What improvement does ODESteer achieve on the HH-RLHF helpfulness benchmark?")
+    )
+    assert answer.refused and answer.reason is not None
+    assert "does not mention HH-RLHF" in answer.reason, answer.reason
+    assert len(SCRIPTED.calls) == calls
+
+
 def test_a_figure_the_abstract_states_in_words_is_not_refused(bot) -> None:
     """MARLA's abstract writes its figures in words ("under three settings"): a claim of two
     settings is wrong, not ungiven, and the closest sentences are shown as before."""

@@ -54,6 +54,16 @@ def test_a_figure_is_given_by_a_number_or_a_formula() -> None:
     assert not gives("figure", "PrivateSeal achieves competitive robustness [1].", "q", "")
 
 
+def test_a_count_of_things_gives_no_measured_figure() -> None:
+    """ "across 54 KGs" counts graphs: no rank, accuracy or percentage; a unit ("3 points",
+    "two orders of magnitude") or a percentage is a measured figure."""
+    assert not gives("figure", "Flock achieves state-of-the-art performance across 54 KGs [1].", "q", "")
+    assert not gives("figure", "By combining these two measures, we present TRACED [1].", "q", "")
+    assert gives("figure", "It improves the score by 3 points over the baseline [1].", "q", "")
+    assert gives("figure", "It cuts the error by two orders of magnitude [1].", "q", "")
+    assert gives("figure", "It reaches 54% on entity prediction across KGs [1].", "q", "")
+
+
 def test_an_abstract_names_a_kind_only_next_to_the_noun_asked_about() -> None:
     assert names_a_kind(PRIVATESEAL, WBENCH_Q) == ["W-Bench", "PrivateSeal"]
     erm = "MARLA leverages an ERM-trained model to identify a subspace where errors concentrate."

@@ -69,3 +69,24 @@ def test_a_formula_s_numbers_are_no_figures(text: str, formula: list[bool]) -> N
     from assistant.answer.quantities import in_formula
 
     assert [in_formula(text, q) for q in quantities(text)] == formula
+
+
+@pytest.mark.parametrize(
+    ("text", "counts"),
+    [
+        ("across 54 KGs from diverse domains", [True]),
+        ("we evaluate 22 state-of-the-art LLMs", [True]),
+        ("By combining these two measures, we present", [True]),
+        ("of 1,000 users", [True]),
+        ("improves by 3 points over the baseline", [False]),  # a unit
+        ("two orders of magnitude fewer", [False]),
+        ("up to 12 times faster", [False]),
+        ("reaches 85.2% accuracy", [False]),  # a percentage, a decimal
+        ("achieves 85 on three benchmarks", [False, True]),  # "on" ends what 85 measures
+        ("a speed-up of 3x on GPUs", [False]),
+    ],
+)
+def test_a_count_of_things_is_told_from_a_measured_figure(text: str, counts: list[bool]) -> None:
+    from assistant.answer.quantities import counts_things
+
+    assert [counts_things(text, q) for q in quantities(text)] == counts

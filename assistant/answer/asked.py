@@ -14,7 +14,8 @@ Only two kinds are asked for by their head noun, and only when the head is expli
 "a multiplicative dependence"), nor "what rate" (an asymptotic rate is a formula).
 
 - A figure is given when an answer sentence states a quantity in digits or in words
-  (`quantities`) or a formula (`$…$`, O(…), Θ(…), a fraction).
+  (`quantities`) that is not a count of things ("across 54 KGs" gives no rank,
+  `counts_things`), or a formula (`$…$`, O(…), Θ(…), a fraction).
 - A name is given when an answer sentence has a named term the question does not use and
   a given abstract does: an acronym ("MNIST"), a word with a capital after its first
   letter or a digit in it ("W-Bench", "Qwen2.5-7B", "3DShapes"), or a capitalised word
@@ -27,7 +28,7 @@ import re
 from typing import Literal
 
 from assistant.answer.citations import markers
-from assistant.answer.quantities import quantities
+from assistant.answer.quantities import Quantity, counts_things, quantities
 from assistant.text import fold, name_like, question_words
 
 Kind = Literal["figure", "name"]
@@ -68,8 +69,14 @@ def gives(kind: Kind, sentence: str, question: str, sources: str) -> bool:
     """Does an answer sentence give a thing of this kind? (A name must be one the given
     abstracts use, `sources`, and not one the question already holds.)"""
     if kind == "figure":
-        return bool(quantities(sentence)) or bool(_FORMULA.search(sentence))
+        return bool(measures(sentence)) or bool(_FORMULA.search(sentence))
     return bool(named_terms(sentence, question, sources))
+
+
+def measures(sentence: str) -> list[Quantity]:
+    """The sentence's quantities that measure something: not a count of things ("across 54
+    KGs" gives no accuracy, rank or percentage; `counts_things`)."""
+    return [q for q in quantities(sentence) if not counts_things(sentence, q)]
 
 
 def named_terms(sentence: str, question: str, sources: str) -> list[str]:

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assistant.answer.asked import Kind, asked_kind, gives, named_terms, names_a_kind
+from assistant.answer.asked import Kind, asked_kind, gives, measures, named_terms, names_a_kind
 from assistant.answer.citations import SLOT, Numbering, cite, markers, noun_markers
 from assistant.answer.evidence import evidence_sentences
 from assistant.answer.quantities import Quantity, around, in_formula, quantities, unstated
@@ -314,8 +314,8 @@ class Checker:
 
     def stating_asked(self, closest: int = 3) -> str | None:
         """Of the first source's `closest` sentences closest to the question, the first that
-        gives what the question asks for (a figure other than a year or one the question
-        holds; a name the question does not use), if any."""
+        gives what the question asks for (a figure other than a year, a count of things or
+        one the question holds; a name the question does not use), if any."""
         assert self._asked is not None and self._question is not None and self.question is not None
         if not self.sources or not len(self._vectors[0]):
             return None
@@ -324,7 +324,7 @@ class Checker:
             if self._asked == "name":
                 if names_a_kind(text, self.asks or self.question):
                     return text
-            elif any(not q.year for q in unstated(quantities(text), self._question_quantities)):
+            elif any(not q.year for q in unstated(measures(text), self._question_quantities)):
                 return text
         return None
 

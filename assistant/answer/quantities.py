@@ -136,6 +136,35 @@ def in_formula(text: str, quantity: Quantity) -> bool:
     return False
 
 
+# Plural nouns that measure rather than name what is counted ("by 3 points", "two orders of
+# magnitude", "12 times faster").
+_UNITS = frozenset(
+    "points times orders bits digits decibels seconds minutes hours days weeks months years"
+    " degrees percentage folds".split()
+)
+# Words that end the phrase a number counts ("85 on three benchmarks": 85 counts nothing).
+_PHRASE_END = frozenset(
+    "of in on over than and or to at for with by from across per under within while when"
+    " which that is are was were".split()
+)
+
+
+def counts_things(text: str, quantity: Quantity) -> bool:
+    """Is this quantity (found by `quantities(text)`) a count of things ("across 54 KGs",
+    "these two measures", "22 state-of-the-art LLMs") rather than a measured figure: a whole
+    number, not a percentage, whose phrase ends within three words in a plural noun that is
+    not a unit ("by 3 points", "two orders of magnitude")?"""
+    if quantity.percent or quantity.step < 1 or quantity.value != int(quantity.value):
+        return False
+    for word in _clean(text)[quantity.span[1] :].split()[:3]:
+        word = word.strip(".,;:()[]{}$\"'“”")
+        if not word or not word[0].isalpha() or word.casefold() in _PHRASE_END:
+            return False
+        if len(word) > 2 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+            return word.casefold() not in _UNITS
+    return False
+
+
 def around(text: str, quantity: Quantity, words: int) -> str:
     """The `words` words (tokens with a letter) either side of a quantity that
     `quantities(text)` found: what it measures ("on 12 benchmarks", "a notable $5.7\\%$
