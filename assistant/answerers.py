@@ -180,6 +180,12 @@ class ModelAnswerer:
         extra = self._made_by_model(model_text)
         supported = [e for e in shown if e.support.supported]
         if is_refusal(model_text) and len(supported) <= 1:
+            if _asks_a_kind_of_one(plan, checker) and checker.stating_asked() is None:
+                # The model says the abstracts do not give the figure or names asked for,
+                # and the sentences closest to the question give none either: it is right.
+                why = self._not_stated(checker, context, model_text, refused=True)
+                yield plan.refusal(why, self.name, **extra)  # type: ignore[arg-type]
+                return
             if plan.verdict.strong:  # the evidence, not the model's wording, decides
                 why = (
                     "the model said the abstracts do not answer this, but they hold sentences close "
@@ -392,21 +398,25 @@ class ModelAnswerer:
     ) -> bool:
         """A one-paper question, on strong evidence, that asks for a figure or for names
         (`asked_kind`), answered without one."""
-        if not (plan.verdict.strong and checker.asked and checker.one_paper and shown):
+        if not (_asks_a_kind_of_one(plan, checker) and shown):
             return False
         return not any(checker.gives_asked(e.text) for e in supported)
 
     @staticmethod
-    def _not_stated(checker: Checker, context: Context, model_text: str) -> str:
-        """Why an answer that gives nothing of the kind asked for is refused."""
+    def _not_stated(checker: Checker, context: Context, model_text: str, refused: bool = False) -> str:
+        """Why an answer that gives nothing of the kind asked for is refused (`refused`: the
+        model itself said the abstracts do not give it)."""
         assert checker.asked is not None
         whose = "Its" if len(context.sources) == 1 else "The first abstract's"
         claim = markers((split_sentences(model_text) or [""])[0])[1].rstrip(" .")  # the model's own words
+        said = (
+            f"the model says so (“{claim}”)" if refused else f"the model answered “{claim}”, which gives none"
+        )
         closest = checker.closest_to_question()
         near = f" {whose} sentence closest to the question: “{closest}”" if closest else ""
         return (
-            f"{_not_in(context)} the {_KIND_WORDS[checker.asked]} asked for: the model answered “{claim}”, "
-            f"which gives none, and the abstract's sentences closest to the question give none either.{near}"
+            f"{_not_in(context)} the {_KIND_WORDS[checker.asked]} asked for: {said}, and the "
+            f"abstract's sentences closest to the question give none either.{near}"
         )
 
     def _made_by_model(self, model_text: str) -> dict[str, object]:
@@ -422,6 +432,12 @@ class ModelAnswerer:
                 **extra,
             )
         return replace(fallback, fallback=True, notes=(*fallback.notes, why), **extra)  # type: ignore[arg-type]
+
+
+def _asks_a_kind_of_one(plan: Plan, checker: Checker) -> bool:
+    """A one-paper question, on strong evidence (it says which paper), that asks for a
+    figure or for names by its head noun (`asked_kind`)."""
+    return bool(plan.verdict.strong and checker.asked and checker.one_paper)
 
 
 def _not_in(context: Context) -> str:

@@ -850,6 +850,39 @@ def test_a_count_of_things_is_no_figure_of_the_kind_asked_for(bot) -> None:
     assert answer.hits[0].paper.id == paper_id(bot, FLOCK)
 
 
+@pytest.mark.parametrize(
+    ("question", "model_says", "kind"),
+    [
+        (
+            "Which text-to-image generator does the few-shot image classification paper with prototype "
+            "learning use to produce its synthetic training images?",
+            "The text-to-image generator used is not specified in the abstract.",
+            "names",
+        ),
+        ("Which seven real-world datasets was MARLA evaluated on?", REFUSAL, "names"),
+        (
+            "What bit accuracy does PrivateSeal achieve under diffusion-based regeneration attacks on W-Bench?",
+            REFUSAL,
+            "figure",
+        ),
+    ],
+)
+def test_a_model_that_says_the_figure_or_names_asked_for_are_not_given_is_believed_when_none_is(
+    bot, question: str, model_says: str, kind: str
+) -> None:
+    """Near-misses on strong evidence: the model says the abstract does not give the names
+    or figure asked for, and the abstract's sentences closest to the question give none
+    either. The model is right: a refusal that says so, not those sentences shown as if
+    they answered (which is what a refusal on strong evidence gets otherwise)."""
+    SCRIPTED.script(model_says)
+    answer = final(events(bot, question))
+    assert answer.refused and not answer.fallback, answer.text
+    assert (
+        answer.reason is not None
+        and f"does not state the {kind} asked for: the model says so" in answer.reason
+    )
+
+
 def test_a_figure_asked_of_a_benchmark_no_abstract_mentions_is_refused_before_the_model(bot) -> None:
     """ "What improvement does ODESteer achieve on the HH-RLHF helpfulness benchmark?": its
     abstract reports improvements on other benchmarks only; the question asks for a figure
