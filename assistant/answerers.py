@@ -218,6 +218,18 @@ class ModelAnswerer:
                 **extra,  # type: ignore[arg-type]
             )
             return
+        if plan.verdict.strong and not supported and checker.misbound:
+            # The model gave the abstract's figure for the name the question asks about; the
+            # abstract gives it for something else, and says nothing of that name's figure.
+            wrong = checker.misbound[0]
+            claim = wrong.sentence.rstrip(" .")
+            yield plan.refusal(
+                f"{_not_in(context)} a figure for “{wrong.name}”: the model answered “{claim}”, but "
+                f"the abstract states {wrong.figure} of something else: “{wrong.stated}”",
+                self.name,
+                **extra,  # type: ignore[arg-type]
+            )
+            return
         if self._asked_not_given(plan, checker, shown, supported):
             # The question asks a paper for a figure or for names, and the answer gives none;
             # the evidence says which paper. If its sentences closest to the question give

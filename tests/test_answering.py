@@ -883,6 +883,27 @@ def test_a_model_that_says_the_figure_or_names_asked_for_are_not_given_is_believ
     )
 
 
+def test_a_figure_given_for_a_survey_the_abstract_gives_it_for_another_is_refused(bot) -> None:
+    """A near-miss: P2P's abstract states "an average test MSE of 0.014" across American
+    Trends Panel waves, and speaks of the World Values Survey in another sentence. Asked for
+    the MSE on the World Values Survey, the model moves 0.014 there: every word of the claim
+    is in the abstract, but the figure belongs to another survey. Refused, quoting where it
+    belongs, not shown as an answer."""
+    SCRIPTED.script(
+        "The prompted proxy-ensemble survey reconstruction method (P2P) reached an average test MSE "
+        "of 0.014 on the World Values Survey [1]."
+    )
+    question = "What average test MSE did the proxy-ensemble survey reconstruction method P2P reach on the World Values Survey?"
+    answer = final(events(bot, question))
+    assert answer.refused and not answer.fallback, answer.text
+    assert answer.reason is not None and "does not state a figure for “World Values Survey”" in answer.reason
+    assert "American Trends Panel" in answer.reason
+    # the same figure for the survey the abstract gives it for is an answer
+    SCRIPTED.script("P2P reached an average test MSE of 0.014 across 14 American Trends Panel waves [1].")
+    answer = final(events(bot, "What average test MSE did P2P reach across American Trends Panel waves?"))
+    assert not answer.refused and "0.014" in answer.text
+
+
 def test_a_figure_asked_of_a_benchmark_no_abstract_mentions_is_refused_before_the_model(bot) -> None:
     """ "What improvement does ODESteer achieve on the HH-RLHF helpfulness benchmark?": its
     abstract reports improvements on other benchmarks only; the question asks for a figure

@@ -90,3 +90,16 @@ def test_a_count_of_things_is_told_from_a_measured_figure(text: str, counts: lis
     from assistant.answer.quantities import counts_things
 
     assert [counts_things(text, q) for q in quantities(text)] == counts
+
+
+def test_the_name_a_figure_is_given_for() -> None:
+    from assistant.answer.checker import _qualifier
+    from assistant.answer.quantities import words_after
+
+    def named(text: str) -> str | None:
+        return _qualifier(words_after(text, quantities(text)[0], 6))
+
+    assert named("an average test MSE of 0.014 on the World Values Survey [1].") == "World Values Survey"
+    assert named("a $5.7\\%$ gain on HH-RLHF helpfulness") == "HH-RLHF"
+    assert named("a 5.7% gain over strong baselines") is None  # no name
+    assert named("reaches 85% accuracy") is None

@@ -29,7 +29,12 @@ for … [1]") is shown as the cited abstract's sentence that states what it adds
 question (its content words, and every figure and name it adds). An unsupported sentence that states figures
 no source states is recorded (`Checker.unstated`), with the sources' sentence that states a
 figure of that kind if any: an answer made only of such sentences, with none, is refused by
-the answerer (the abstracts do not give the figure asked for). Citation
+the answerer (the abstracts do not give the figure asked for). A sentence that gives a
+figure for a name the question asks about ("an MSE of 0.014 on the World Values Survey")
+is not supported by an abstract that states that figure only in sentences without that
+name ("Across 14 American Trends Panel waves … 0.014"); it is recorded
+(`Checker.misbound`), and an answer made only of unsupported sentences with such a one is
+refused, quoting the sentence the figure belongs to. Citation
 numbers are renumbered in order of first use, so the answer's citations are
 exactly the numbers in its text.
 """
@@ -44,12 +49,13 @@ import numpy as np
 from assistant.answer.asked import Kind, asked_kind, gives, measures, named_terms, names_a_kind
 from assistant.answer.citations import SLOT, Numbering, cite, markers, noun_markers
 from assistant.answer.evidence import evidence_sentences
-from assistant.answer.quantities import Quantity, around, in_formula, quantities, unstated
+from assistant.answer.quantities import Quantity, around, in_formula, quantities, unstated, words_after
 from assistant.index.embed import Embedder
-from assistant.text import fold
+from assistant.text import fold, name_like
 from assistant.types import Citation, Hit, SentenceSupport
 
 FIGURE_WINDOW = 3  # words either side of a figure that say what it measures
+QUALIFIER_WINDOW = 6  # words after a figure that say where it holds ("0.014 on the World Values Survey")
 WRAPPED_WINDOW = 6  # the same for an answer wrapped in the question's words (`_states_added`)
 
 # "described in (1) [1]": the model's own way of citing, written next to ours; the
@@ -94,6 +100,9 @@ class Checker:
     asides: int = 0  # sentences left out as asides about another paper
     # unsupported sentences that state figures no source states
     unstated: list[Unstated] = field(default_factory=list)
+    # unsupported sentences that give a figure for a name the question asks about, which the
+    # abstract states only for something else
+    misbound: list[Misbound] = field(default_factory=list)
     _first_closeness: float | None = None  # the first cited sentence's cosine to the question
     _first_source: int = 0  # the source (1-based, in ranking order) it cites first
     _folded: dict[int, str] = field(default_factory=dict)
@@ -142,18 +151,20 @@ class Checker:
         # figures in digits the answer adds to the question ("two" is too common in prose to count)
         new = [q for q in unstated(stated, self._question_quantities) if q.in_digits]
         figures = [q for q in new if not in_formula(body, q)]  # a formula's exponents have no role
+        misbound = [self._misbound(i, figures, body) for i in range(len(self.sources))]
         support = [
             float(np.max(v @ vector))
             if len(v)
             and self._shares_words(i, words)
             and not missing[i]
+            and misbound[i] is None
             and self._in_role(i, figures, body, v @ vector)
             else -1.0
             for i, v in enumerate(self._vectors)
         ]
         anchors = [  # only a cited source can anchor: a figure never moves a claim to another paper
-            self._anchor(i, stated, body, vector) if new and not m and i + 1 in valid else None
-            for i, m in enumerate(missing)
+            self._anchor(i, stated, body, vector) if new and not m and i + 1 in valid and not b else None
+            for i, (m, b) in enumerate(zip(missing, misbound, strict=True))
         ]
         if self._asked == "name":  # the names asked for, copied from a cited abstract
             anchors = [
@@ -192,6 +203,7 @@ class Checker:
         if not kept and not nouns:
             # an uncited answer ("… is Porteus.") is looked for in every source, in order
             looked_in = valid or list(range(1, len(self.sources) + 1))
+            looked_in = [n for n in looked_in if misbound[n - 1] is None]
             stated_by, kept = self._stated_by_cited(looked_in, body, vector)
         supported = bool(kept)
         if not supported:
@@ -199,6 +211,11 @@ class Checker:
             note = "no given abstract supports this sentence" + (
                 f" (the model cited {valid})" if valid else ""
             )
+            wrong = next((b for n in (valid or [best + 1]) if n > 0 and (b := misbound[n - 1])), None)
+            if wrong is not None:
+                figure, name, stating = wrong
+                note += f"; the abstract states {figure} of something other than {name}"
+                self.misbound.append(Misbound(body, figure, name, stating))
             nowhere = [q for q in stated if all(q in m for m in missing)]
             if nowhere and self.sources:
                 note += f"; no given abstract states {', '.join(dict.fromkeys(q.text for q in nowhere))}"
@@ -460,6 +477,29 @@ class Checker:
             for q in figures
         )
 
+    def _misbound(self, source: int, figures: list[Quantity], body: str) -> tuple[str, str, str] | None:
+        """A figure the claim gives for a name the question asks about ("an average test MSE
+        of 0.014 on the World Values Survey") that the source states only in sentences
+        without that name ("Across 14 American Trends Panel waves, P2P achieves an average
+        test MSE of 0.014 …"): the figure, the name and the source's sentence. A cosine
+        sees every word of the claim in the abstract; the abstract gives the figure for
+        something else."""
+        if not self.question or not figures:
+            return None
+        asked = fold(self.question)
+        for q in figures:
+            name = _qualifier(words_after(body, q, QUALIFIER_WINDOW))
+            if name is None or fold(name) not in asked:
+                continue
+            stating = [
+                text
+                for text, found in zip(self._sentences[source], self._figures(source), strict=True)
+                if any(q.stated_by(f) and q.percent == f.percent for f in found)
+            ]
+            if stating and not any(fold(name) in fold(text) for text in stating):
+                return q.text, name, stating[0]
+        return None
+
     def _figures(self, source: int) -> list[list[Quantity]]:
         """The quantities of each of the source's sentences."""
         per_sentence = self._sentence_quantities.get(source)
@@ -587,6 +627,40 @@ class Unstated:
     figures: tuple[str, ...]  # as the sentence writes them
     closest: str | None  # the given abstracts' sentence closest to it
     like: str | None  # a sentence of theirs stating a figure of that kind (`Checker._a_figure_like`)
+
+
+@dataclass(frozen=True)
+class Misbound:
+    """An unsupported answer sentence that gives a figure for a name the question asks
+    about, which the abstract states only for something else (`Checker._misbound`)."""
+
+    sentence: str
+    figure: str
+    name: str  # as the sentence writes it ("the World Values Survey" → "World Values Survey")
+    stated: str  # the abstract's sentence that states the figure
+
+
+_QUALIFIER_OPENS = frozenset("on in for over across under with at".split())
+
+
+def _qualifier(after: list[str]) -> str | None:
+    """The name a figure is given for, in the words after it: the run of name-like words
+    (capitalised, or a name such as "HH-RLHF") after a preposition ("on the World Values
+    Survey" → "World Values Survey"); None when the figure is not given for a name."""
+    words = [w.strip(".,;:()[]\"'“”") for w in after]
+    for i, word in enumerate(words):
+        if word.casefold() not in _QUALIFIER_OPENS:
+            continue
+        rest = words[i + 1 :]
+        if rest and rest[0].casefold() in ("the", "a", "an"):
+            rest = rest[1:]
+        run = []
+        for w in rest:
+            if not (name_like(w, capitalised=True) and any(c.isalpha() for c in w)):
+                break
+            run.append(w)
+        return " ".join(run) or None
+    return None
 
 
 _FORMULA = re.compile(r"\$[^$]+\$")  # inline math, as the abstracts write it

@@ -165,6 +165,11 @@ def counts_things(text: str, quantity: Quantity) -> bool:
     return False
 
 
+def words_after(text: str, quantity: Quantity, words: int) -> list[str]:
+    """The `words` tokens that follow a quantity `quantities(text)` found, as written."""
+    return _clean(text)[quantity.span[1] :].split()[:words]
+
+
 def around(text: str, quantity: Quantity, words: int) -> str:
     """The `words` words (tokens with a letter) either side of a quantity that
     `quantities(text)` found: what it measures ("on 12 benchmarks", "a notable $5.7\\%$
