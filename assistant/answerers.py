@@ -180,7 +180,11 @@ class ModelAnswerer:
         extra = self._made_by_model(model_text)
         supported = [e for e in shown if e.support.supported]
         if is_refusal(model_text) and len(supported) <= 1:
-            if _asks_a_kind_of_one(plan, checker) and checker.stating_asked() is None:
+            if (
+                _asks_a_kind_of_one(plan, checker)
+                and not any(checker.gives_asked(e.text) for e in supported)
+                and checker.stating_asked() is None
+            ):
                 # The model says the abstracts do not give the figure or names asked for,
                 # and the sentences closest to the question give none either: it is right.
                 why = self._not_stated(checker, context, model_text, refused=True)
@@ -218,14 +222,14 @@ class ModelAnswerer:
                 **extra,  # type: ignore[arg-type]
             )
             return
-        if plan.verdict.strong and not supported and checker.misbound:
+        wrong = next((m for m in checker.misbound if not m.named_figure), None)
+        if plan.verdict.strong and not supported and wrong is not None:
             # The model gave the abstract's figure for the name the question asks about; the
-            # abstract gives it for something else, and says nothing of that name's figure.
-            wrong = checker.misbound[0]
+            # abstract gives it for something else, and states no figure with that name.
             claim = wrong.sentence.rstrip(" .")
             yield plan.refusal(
-                f"{_not_in(context)} a figure for “{wrong.name}”: the model answered “{claim}”, but "
-                f"the abstract states {wrong.figure} of something else: “{wrong.stated}”",
+                f"The abstract of “{wrong.paper}” states no figure for “{wrong.name}”: the model answered "
+                f"“{claim}”, but the abstract gives {wrong.figure} for something else: “{wrong.stated}”",
                 self.name,
                 **extra,  # type: ignore[arg-type]
             )
@@ -420,7 +424,10 @@ class ModelAnswerer:
         model itself said the abstracts do not give it)."""
         assert checker.asked is not None
         whose = "Its" if len(context.sources) == 1 else "The first abstract's"
-        claim = markers((split_sentences(model_text) or [""])[0])[1].rstrip(" .")  # the model's own words
+        sentences = split_sentences(model_text) or [""]
+        if refused:  # the sentence in which the model says so
+            sentences = [t for t in sentences if is_refusal(t)] or sentences
+        claim = markers(sentences[0])[1].rstrip(" .")  # the model's own words
         said = (
             f"the model says so (“{claim}”)" if refused else f"the model answered “{claim}”, which gives none"
         )

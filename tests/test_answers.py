@@ -550,3 +550,28 @@ def test_brackets_inside_a_formula_are_an_interval_not_a_citation() -> None:
     assert cite(body, (1,)) == sentence
     # dollar amounts are not formulas: their citations still count
     assert markers("It costs $5 [1] and $10 [2].") == ([1, 2], "It costs $5 and $10.")
+
+
+FLASHX = (
+    "We present FlashX, a fused attention kernel for long sequences. We benchmark it on A100 GPUs. "
+    "FlashX is 12 times faster than the best previous kernel. "
+    "On a different note, the kernel needs no changes to the model."
+)
+
+
+def test_a_figure_for_a_name_the_previous_sentence_gives_is_supported(bot) -> None:
+    """An abstract names the setting in one sentence and gives the figure in the next ("We
+    benchmark it on A100 GPUs. FlashX is 12 times faster …"): "12 times faster on A100 GPUs"
+    is what it says, not a figure moved to another setting (`Checker.misbound`); a name no
+    sentence near the figure gives ("on H100 GPUs") is."""
+    hits = [Hit(Paper(id="flashx", label="FlashX", abstract=FLASHX, title="FlashX"), 1.0)]
+    question = "How much faster is the FlashX attention kernel on A100 GPUs?"
+    checker = Checker(hits, bot.embedder, threshold=0.45, margin=0.08, question=question)
+    checker.check("FlashX is 12 times faster on A100 GPUs [1].")
+    assert checker.results[-1].supported and not checker.misbound
+    moved = Checker(
+        hits, bot.embedder, threshold=0.45, margin=0.08, question=question.replace("A100", "H100")
+    )
+    moved.check("FlashX is 12 times faster on H100 GPUs [1].")
+    assert not moved.results[-1].supported
+    assert [(m.figure, m.name, m.named_figure) for m in moved.misbound] == [("12", "H100 GPUs", False)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.answer.asked import asked_kind, gives, named_terms, names_a_kind
+from assistant.answer.asked import asked_head, asked_kind, gives, named_terms, names_a_kind
 
 MARLA_Q = "Which seven real-world datasets was MARLA evaluated on?"
 WBENCH_Q = "On which benchmark was the per-user-keyed watermarking method for existing photos evaluated?"
@@ -69,3 +69,12 @@ def test_an_abstract_names_a_kind_only_next_to_the_noun_asked_about() -> None:
     erm = "MARLA leverages an ERM-trained model to identify a subspace where errors concentrate."
     assert names_a_kind(erm, MARLA_Q) == []  # ERM-trained stands next to "model", not "datasets"
     assert names_a_kind("We test on 3DShapes and MPI3D datasets.", MARLA_Q) == ["3DShapes", "MPI3D"]
+
+
+def test_the_noun_that_says_what_is_asked_is_no_name_to_look_for() -> None:
+    """ "Which LLMs …?" asks for names of LLMs; an abstract listing "GPT-4o and Llama-3"
+    need not write "LLMs" (the missing-name check leaves the head noun out)."""
+    assert asked_head("Which LLMs does the paper evaluate?") == "LLMs"
+    assert asked_head("What AUC does the detector reach on the held-out split?") == "AUC"
+    assert asked_head("By what factor does RollVerify speed up training?") == "factor"
+    assert asked_head("How many layers does it prune?") is None

@@ -84,6 +84,14 @@ def test_a_formula_s_numbers_are_no_figures(text: str, formula: list[bool]) -> N
         ("reaches 85.2% accuracy", [False]),  # a percentage, a decimal
         ("achieves 85 on three benchmarks", [False, True]),  # "on" ends what 85 measures
         ("a speed-up of 3x on GPUs", [False]),
+        # factors and rates are figures, not counts
+        ("achieves 3x speedups", [False]),
+        ("uses 4x fewer parameters", [False]),
+        ("processes twice as many tokens", [False]),
+        ("tenfold fewer parameters", [False]),
+        ("1,200 tokens per second", [False]),
+        ("an error of 3 pixels", [False]),
+        ("scores 70 whereas baselines", [False]),
     ],
 )
 def test_a_count_of_things_is_told_from_a_measured_figure(text: str, counts: list[bool]) -> None:

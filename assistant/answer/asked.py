@@ -49,8 +49,8 @@ _FIGURE_HEADS = (
 )
 _ASKS_NAMES = re.compile(r"\b(?:which|what)\s+" + _MODIFIERS + "(" + _NAME_HEADS + r")\b", re.IGNORECASE)
 _ASKS_FIGURE = re.compile(
-    r"\bby\s+(?:about\s+)?(?:what|how\s+much\s+of\s+a)\s+(?:factor|margin|percentage|amount)\b"
-    r"|\b(?:what|which)\s+" + _MODIFIERS + _FIGURE_HEADS + r"\b",
+    r"\bby\s+(?:about\s+)?(?:what|how\s+much\s+of\s+a)\s+(factor|margin|percentage|amount)\b"
+    r"|\b(?:what|which)\s+" + _MODIFIERS + "(" + _FIGURE_HEADS + r")\b",
     re.IGNORECASE,
 )
 _FORMULA = re.compile(r"\$[^$]+\$|\b[OΘΩo]\s*\(|√|\d\s*/\s*\d|\\(?:frac|log|sqrt)")
@@ -62,6 +62,16 @@ def asked_kind(question: str) -> Kind | None:
         return "figure"
     if _ASKS_NAMES.search(question):
         return "name"
+    return None
+
+
+def asked_head(question: str) -> str | None:
+    """The noun that says what kind of thing the question asks for ("LLMs" in "Which LLMs
+    …?", "AUC" in "What AUC …?"): a word of the question that names no paper's subject."""
+    for pattern in (_ASKS_FIGURE, _ASKS_NAMES):
+        m = pattern.search(question)
+        if m is not None:
+            return next(g for g in m.groups() if g)
     return None
 
 

@@ -32,9 +32,10 @@ figure of that kind if any: an answer made only of such sentences, with none, is
 the answerer (the abstracts do not give the figure asked for). A sentence that gives a
 figure for a name the question asks about ("an MSE of 0.014 on the World Values Survey")
 is not supported by an abstract that states that figure only in sentences without that
-name ("Across 14 American Trends Panel waves … 0.014"); it is recorded
-(`Checker.misbound`), and an answer made only of unsupported sentences with such a one is
-refused, quoting the sentence the figure belongs to. Citation
+name, nor just after one that names it ("Across 14 American Trends Panel waves … 0.014");
+it is recorded (`Checker.misbound`), and on strong evidence an answer made only of
+unsupported sentences with such a one is refused, quoting the sentence the figure belongs
+to, unless the abstract states some figure with that name. Citation
 numbers are renumbered in order of first use, so the answer's citations are
 exactly the numbers in its text.
 """
@@ -213,9 +214,8 @@ class Checker:
             )
             wrong = next((b for n in (valid or [best + 1]) if n > 0 and (b := misbound[n - 1])), None)
             if wrong is not None:
-                figure, name, stating = wrong
-                note += f"; the abstract states {figure} of something other than {name}"
-                self.misbound.append(Misbound(body, figure, name, stating))
+                note += f"; the abstract gives {wrong.figure} for something other than {wrong.name}"
+                self.misbound.append(wrong)
             nowhere = [q for q in stated if all(q in m for m in missing)]
             if nowhere and self.sources:
                 note += f"; no given abstract states {', '.join(dict.fromkeys(q.text for q in nowhere))}"
@@ -477,27 +477,32 @@ class Checker:
             for q in figures
         )
 
-    def _misbound(self, source: int, figures: list[Quantity], body: str) -> tuple[str, str, str] | None:
+    def _misbound(self, source: int, figures: list[Quantity], body: str) -> Misbound | None:
         """A figure the claim gives for a name the question asks about ("an average test MSE
         of 0.014 on the World Values Survey") that the source states only in sentences
-        without that name ("Across 14 American Trends Panel waves, P2P achieves an average
-        test MSE of 0.014 …"): the figure, the name and the source's sentence. A cosine
-        sees every word of the claim in the abstract; the abstract gives the figure for
-        something else."""
+        without that name, nor in the sentence before ("Across 14 American Trends Panel
+        waves, P2P achieves an average test MSE of 0.014 …"). A cosine sees every word of
+        the claim in the abstract; the abstract gives the figure for something else."""
         if not self.question or not figures:
             return None
         asked = fold(self.question)
+        sentences = self._sentences[source]
         for q in figures:
             name = _qualifier(words_after(body, q, QUALIFIER_WINDOW))
-            if name is None or fold(name) not in asked:
+            if name is None or not _has(asked, name):
                 continue
             stating = [
-                text
-                for text, found in zip(self._sentences[source], self._figures(source), strict=True)
+                i
+                for i, found in enumerate(self._figures(source))
                 if any(q.stated_by(f) and q.percent == f.percent for f in found)
             ]
-            if stating and not any(fold(name) in fold(text) for text in stating):
-                return q.text, name, stating[0]
+            if stating and not any(
+                _has(fold(sentences[j]), name) for i in stating for j in (i - 1, i) if j >= 0
+            ):
+                named_figure = any(_has(fold(text), name) and measures(text) for text in sentences)
+                return Misbound(
+                    body, q.text, name, sentences[stating[0]], self.sources[source].paper.label, named_figure
+                )
         return None
 
     def _figures(self, source: int) -> list[list[Quantity]]:
@@ -514,7 +519,7 @@ class Checker:
         """The source's sentences that state every one of the figures in its role: the same
         value (a percentage by a percentage) with a content word in common within
         `FIGURE_WINDOW` words of both ("12 benchmarks" / "$12$ benchmarks": what it measures)."""
-        measures = [self._measures(body, q, window) for q in figures]
+        measured = [self._measures(body, q, window) for q in figures]
         return [
             i
             for i, (text, fs) in enumerate(zip(self._sentences[source], self._figures(source), strict=True))
@@ -523,7 +528,7 @@ class Checker:
                     q.stated_by(f) and q.percent == f.percent and m & self._measures(text, f, window)
                     for f in fs
                 )
-                for q, m in zip(figures, measures, strict=True)
+                for q, m in zip(figures, measured, strict=True)
             )
         ]
 
@@ -577,12 +582,12 @@ class Checker:
         settings"). None: only the claim states such a figure ("three practical
         requirements" is no bit accuracy)."""
         words = content_words(body)
-        measures = set().union(*(self._measures(body, q) for q in figures))
+        measured = set().union(*(self._measures(body, q) for q in figures))
         percent = any(q.percent for q in figures)
         for source, sentences in enumerate(self._sentences):
             for text, found in zip(sentences, self._figures(source), strict=True):
                 values = [f for f in found if not f.year and f.percent >= percent]
-                if any(measures & self._measures(text, f) for f in values):
+                if any(measured & self._measures(text, f) for f in values):
                     return text
                 if any(f.in_digits for f in values) and (text == closest or words & content_words(text)):
                     return text
@@ -638,6 +643,13 @@ class Misbound:
     figure: str
     name: str  # as the sentence writes it ("the World Values Survey" → "World Values Survey")
     stated: str  # the abstract's sentence that states the figure
+    paper: str  # the abstract's paper (`Paper.label`)
+    named_figure: bool  # some sentence of the abstract does state a figure with that name
+
+
+def _has(folded: str, name: str) -> bool:
+    """Does the folded text hold the name as words ("MATH" is not in "mathematical")?"""
+    return re.search(r"(?<!\w)" + re.escape(fold(name)) + r"(?!\w)", folded) is not None
 
 
 _QUALIFIER_OPENS = frozenset("on in for over across under with at".split())

@@ -318,6 +318,7 @@ def missing_names(question: str, text: str) -> list[str]:
     """Names in the question (benchmarks, datasets, models: 'ImageNet', '3DMatch', 'Adult')
     that the text (the top abstracts) never mentions."""
     folded = fold(text)
+    joined = re.sub(r"[\s-]+", "", folded)  # "CIFAR-10" is "CIFAR10"
     out = []
     for word in question_words(question):
         if len(word) < 3 or not any(c.isalpha() for c in word):
@@ -325,7 +326,7 @@ def missing_names(question: str, text: str) -> list[str]:
         if not name_like(word, capitalised=True):
             continue
         key = fold(word)
-        if key in folded or key.rstrip("s") in folded:
+        if key in folded or key.rstrip("s") in folded or re.sub(r"-", "", key) in joined:
             continue
         out.append(word)
     return out

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from assistant.answer.asked import asked_kind
+from assistant.answer.asked import asked_head, asked_kind
 from assistant.answer.evidence import (
     ScoredSentence,
     Verdict,
@@ -150,7 +150,8 @@ def judge(
     if (asked or asked_kind(standalone)) and route.kind != "catalogue":
         # A name may be in a paper's listing rather than its abstract ("… in the NeurIPS 2025 listing").
         named = " ".join(f"{h.paper.title or ''} {h.paper.abstract} {_listing(h.paper)}" for h in hits[:3])
-        absent = missing_names(standalone, named)
+        head = asked_head(standalone)  # "Which LLMs …?" asks for names, it names no LLM
+        absent = [w for w in missing_names(standalone, named) if head is None or w not in head.split()]
         if absent:
             return Verdict(
                 False,

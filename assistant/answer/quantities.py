@@ -137,31 +137,47 @@ def in_formula(text: str, quantity: Quantity) -> bool:
 
 
 # Plural nouns that measure rather than name what is counted ("by 3 points", "two orders of
-# magnitude", "12 times faster").
+# magnitude", "12 times faster", "12 milliseconds", "3 pixels").
 _UNITS = frozenset(
-    "points times orders bits digits decibels seconds minutes hours days weeks months years"
-    " degrees percentage folds".split()
+    "points times orders bits bytes digits decibels seconds milliseconds microseconds nanoseconds"
+    " minutes hours days weeks months years degrees percentage folds pixels nats dollars flops"
+    " gflops tflops".split()
 )
-# Words that end the phrase a number counts ("85 on three benchmarks": 85 counts nothing).
+# Words that end the phrase a number counts ("85 on three benchmarks": 85 counts nothing), and
+# comparatives: "4x fewer parameters", "twice as many tokens" are factors, not counts.
 _PHRASE_END = frozenset(
     "of in on over than and or to at for with by from across per under within while when"
-    " which that is are was were".split()
+    " which that is are was were as fewer more less faster slower lower higher larger smaller"
+    " better worse".split()
 )
+_LOOKS_PLURAL = frozenset("whereas thus always perhaps besides sometimes".split())
+_FACTOR_WORDS = frozenset("twice twofold threefold fourfold fivefold tenfold".split())
 
 
 def counts_things(text: str, quantity: Quantity) -> bool:
     """Is this quantity (found by `quantities(text)`) a count of things ("across 54 KGs",
     "these two measures", "22 state-of-the-art LLMs") rather than a measured figure: a whole
-    number, not a percentage, whose phrase ends within three words in a plural noun that is
-    not a unit ("by 3 points", "two orders of magnitude")?"""
+    number, not a percentage nor a factor ("3x", "twice"), whose phrase ends within three
+    words in a plural noun that is not a unit ("by 3 points", "two orders of magnitude") nor
+    a rate ("1,200 tokens per second")?"""
     if quantity.percent or quantity.step < 1 or quantity.value != int(quantity.value):
         return False
-    for word in _clean(text)[quantity.span[1] :].split()[:3]:
+    if quantity.text.casefold() in _FACTOR_WORDS:
+        return False
+    after = _clean(text)[quantity.span[1] :]
+    if after[:1] in ("x", "X", "×") or after.lstrip()[:1] == "×" or "fold" in after.split(" ", 1)[0]:
+        return False  # "3x speed-ups", "3 × faster", "10-fold"
+    words = after.split()
+    for i, word in enumerate(words[:3]):
         word = word.strip(".,;:()[]{}$\"'“”")
         if not word or not word[0].isalpha() or word.casefold() in _PHRASE_END:
             return False
-        if len(word) > 2 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-            return word.casefold() not in _UNITS
+        folded = word.casefold()
+        if len(word) > 2 and folded.endswith("s") and not folded.endswith(("ss", "us", "is")):
+            if folded in _UNITS or folded in _LOOKS_PLURAL:
+                return False
+            rate = i + 1 < len(words) and (words[i + 1].casefold() == "per" or words[i + 1].startswith("/"))
+            return not (rate or "/" in word)
     return False
 
 
