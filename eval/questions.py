@@ -64,6 +64,13 @@ the corpus when the set is loaded, so ids may change without the sets going stal
   overlap 0.214 by the helper's own stopword list), 15 near-misses on 15 other abstracts
   (5 ask for a figure the abstract gives only for another setting, term or case; 10 for
   numbers, formulas, counts or names it does not give);
+- `heldout14.jsonl`: a fourteenth blind set, committed on its own before anything was
+  measured on it, by a helper who read only the seeds (grepping the other sets only to
+  pick the abstracts they quote least): 30 paraphrases asking for one fact each, each on a
+  different abstract (10 numbers, 8 names, 6 findings, 6 bounds, rates or settings), 20
+  near-misses on 20 other abstracts (6 ask for a figure the abstract gives only for another
+  setting, dataset or condition; 5 for a number it does not give; 4 for names it does not
+  list; 5 for a hyperparameter, training time, code, formula or licence);
 - `offcorpus.jsonl`: 50 questions no abstract answers, most about subjects next to
   the corpus's (dueling bandits, flow matching), written and checked by the same helper.
 """
@@ -93,6 +100,7 @@ HELDOUT10_QUESTIONS = HERE / "questions" / "heldout10.jsonl"
 HELDOUT11_QUESTIONS = HERE / "questions" / "heldout11.jsonl"
 HELDOUT12_QUESTIONS = HERE / "questions" / "heldout12.jsonl"
 HELDOUT13_QUESTIONS = HERE / "questions" / "heldout13.jsonl"
+HELDOUT14_QUESTIONS = HERE / "questions" / "heldout14.jsonl"
 OFFCORPUS_QUESTIONS = HERE / "questions" / "offcorpus.jsonl"
 SETS = {
     "heldout": HELDOUT_QUESTIONS,
@@ -108,6 +116,7 @@ SETS = {
     "heldout11": HELDOUT11_QUESTIONS,
     "heldout12": HELDOUT12_QUESTIONS,
     "heldout13": HELDOUT13_QUESTIONS,
+    "heldout14": HELDOUT14_QUESTIONS,
     "seeds": SEED_QUESTIONS,
     "offcorpus": OFFCORPUS_QUESTIONS,
 }
