@@ -575,3 +575,53 @@ def test_a_figure_for_a_name_the_previous_sentence_gives_is_supported(bot) -> No
     moved.check("FlashX is 12 times faster on H100 GPUs [1].")
     assert not moved.results[-1].supported
     assert [(m.figure, m.name, m.named_figure) for m in moved.misbound] == [("12", "H100 GPUs", False)]
+
+
+FACILITY = (
+    "We design learning-augmented facility location mechanisms for the envy ratio objective. "
+    "For the deterministic setting, we propose a mechanism which utilizes predictions and prove its optimality. "
+    "We also devise a randomized mechanism without predictions that improves the best-known approximation "
+    "ratio from $2$ to $1.8944$. "
+    "Building upon these advancements, we construct a randomized mechanism which incorporates predictions "
+    "to achieve improved performance guarantees."
+)
+
+
+def test_a_figure_the_abstract_gives_for_the_opposite_case_is_not_supported(bot) -> None:
+    """The abstract gives 1.8944 for the mechanism *without* predictions; an answer that
+    gives it for the one *with* predictions, as the question asks, moves the figure to
+    another case (`Checker._negated`); asked of the case without, it is supported."""
+    hits = [Hit(Paper(id="envy", label="Envy", abstract=FACILITY, title="Envy ratio"), 1.0)]
+    question = (
+        "What approximation ratio does the randomized facility location mechanism with predictions achieve?"
+    )
+    checker = Checker(hits, bot.embedder, threshold=0.45, margin=0.08, question=question)
+    checker.check("The randomized mechanism with predictions achieves an approximation ratio of 1.8944 [1].")
+    assert not checker.results[-1].supported
+    assert [(m.figure, m.name) for m in checker.misbound] == [("1.8944", "the case with predictions")]
+    right = Checker(
+        hits, bot.embedder, threshold=0.45, margin=0.08, question=question.replace(" with ", " without ")
+    )
+    right.check("The randomized mechanism without predictions achieves an approximation ratio of 1.8944 [1].")
+    assert right.results[-1].supported and not right.misbound
+
+
+MATCHING = (
+    "PrivacySIM is a benchmark of individual privacy decisions. "
+    "Its users are drawn from five published user studies on privacy. "
+    "The best frontier model matches individual decisions 61.2% of the time. "
+    "Persona details help some models and hurt others."
+)
+
+
+def test_a_restated_answer_to_a_figure_question_is_replaced_by_the_sentence_that_gives_one(bot) -> None:
+    """The model restates a question that asks for a figure ("PrivacySIM measures the
+    percentage …"): the sentence shown instead is the abstract's one near the question that
+    gives a figure of that kind (61.2%), not the one with the name it added, which gives none."""
+    hits = [Hit(Paper(id="psim", label="PrivacySIM", abstract=MATCHING, title="PrivacySIM"), 1.0)]
+    question = "When frontier chatbots mimic individual people's data-sharing choices, what percentage do they match?"
+    checker = Checker(hits, bot.embedder, threshold=0.45, margin=0.08, question=question)
+    shown = checker.check(
+        "PrivacySIM measures the percentage frontier chatbots match when mimicking people's data-sharing choices [1]."
+    )
+    assert "61.2%" in shown, shown

@@ -32,7 +32,9 @@ figure of that kind if any: an answer made only of such sentences, with none, is
 the answerer (the abstracts do not give the figure asked for). A sentence that gives a
 figure for a name the question asks about ("an MSE of 0.014 on the World Values Survey")
 is not supported by an abstract that states that figure only in sentences without that
-name, nor just after one that names it ("Across 14 American Trends Panel waves … 0.014");
+name, nor just after one that names it ("Across 14 American Trends Panel waves … 0.014"),
+nor for the case the question asks about by an abstract that states it only for the
+opposite one ("with predictions" of "a randomized mechanism without predictions … $1.8944$");
 it is recorded (`Checker.misbound`), and on strong evidence an answer made only of
 unsupported sentences with such a one is refused, quoting the sentence the figure belongs
 to, unless the abstract states some figure with that name. Citation
@@ -247,6 +249,15 @@ class Checker:
                 carrier = self._states_added(kept[0] - 1, body, vector)
             matched = evidence if borrowed and evidence not in shown_before else None
             instead = (carrier if carrier not in shown_before else None) or matched
+            if (
+                self._asked is not None
+                and self._question is not None
+                and not (instead is not None and self.states_asked(instead))
+            ):
+                # a question that asks for a figure or names: the sentence near the question
+                # that gives one, before one that gives none ("… the top match rate?": not
+                # "These users are drawn from five published user studies …")
+                instead = self.stating_asked(source=kept[0] - 1, shown=frozenset(shown_before)) or instead
             instead = instead or self._closest_to_question(kept[0] - 1)
         # an answer's sentence is as close to the question as what it shows: a replaced
         # restatement is not (it took the question's words)
@@ -329,21 +340,27 @@ class Checker:
             return None
         return self._sentences[0][int(np.argmax(self._vectors[0] @ self._question))]
 
-    def stating_asked(self, closest: int = 3) -> str | None:
-        """Of the first source's `closest` sentences closest to the question, the first that
-        gives what the question asks for (a figure other than a year, a count of things or
-        one the question holds; a name the question does not use), if any."""
+    def stating_asked(
+        self, closest: int = 3, source: int = 0, shown: frozenset[str] = frozenset()
+    ) -> str | None:
+        """Of a source's (the first's) `closest` sentences closest to the question, the first
+        not in `shown` that gives what the question asks for (`states_asked`), if any."""
         assert self._asked is not None and self._question is not None and self.question is not None
-        if not self.sources or not len(self._vectors[0]):
+        if len(self.sources) <= source or not len(self._vectors[source]):
             return None
-        for i in np.argsort(-(self._vectors[0] @ self._question))[:closest]:
-            text = self._sentences[0][int(i)]
-            if self._asked == "name":
-                if names_a_kind(text, self.asks or self.question):
-                    return text
-            elif any(not q.year for q in unstated(measures(text), self._question_quantities)):
+        for i in np.argsort(-(self._vectors[source] @ self._question))[:closest]:
+            text = self._sentences[source][int(i)]
+            if text not in shown and self.states_asked(text):
                 return text
         return None
+
+    def states_asked(self, text: str) -> bool:
+        """Does an abstract's sentence give what the question asks for: a figure other than
+        a year, a count of things or one the question holds; a name of the kind asked?"""
+        assert self._asked is not None and self.question is not None
+        if self._asked == "name":
+            return bool(names_a_kind(text, self.asks or self.question))
+        return any(not q.year for q in unstated(measures(text), self._question_quantities))
 
     def _carrier(self, source: int, body: str, vector: np.ndarray) -> str | None:
         """The source's sentence that states the most of what the claim adds to the question:
@@ -503,6 +520,40 @@ class Checker:
                 return Misbound(
                     body, q.text, name, sentences[stating[0]], self.sources[source].paper.label, named_figure
                 )
+        return self._negated(source, figures, body)
+
+    def _negated(self, source: int, figures: list[Quantity], body: str) -> Misbound | None:
+        """A figure the claim gives for the case the question asks about ("the mechanism with
+        predictions achieves 1.8944") that the source states only for the opposite case
+        ("a randomized mechanism without predictions … from $2$ to $1.8944$")."""
+        assert self.question is not None
+        asked = _conditions(fold(self.question))
+        claimed = _conditions(fold(body)) & asked
+        if not claimed:
+            return None
+        sentences = self._sentences[source]
+        for q in figures:
+            stating = [
+                i
+                for i, found in enumerate(self._figures(source))
+                if any(q.stated_by(f) and q.percent == f.percent for f in found)
+            ]
+            for case, stem in claimed:
+                opposite = ("without" if case == "with" else "with", stem)
+                conditions = [_conditions(fold(sentences[i])) for i in stating]
+                if conditions and all(opposite in c and (case, stem) not in c for c in conditions):
+                    word = next(w for w in _WORD.findall(fold(body)) if w.startswith(stem))
+                    named_figure = any(
+                        (case, stem) in _conditions(fold(text)) and measures(text) for text in sentences
+                    )
+                    return Misbound(
+                        body,
+                        q.text,
+                        f"the case {case} {word}",
+                        sentences[stating[0]],
+                        self.sources[source].paper.label,
+                        named_figure,
+                    )
         return None
 
     def _figures(self, source: int) -> list[list[Quantity]]:
@@ -652,6 +703,20 @@ def _has(folded: str, name: str) -> bool:
     return re.search(r"(?<!\w)" + re.escape(fold(name)) + r"(?!\w)", folded) is not None
 
 
+def _conditions(folded: str) -> set[tuple[str, str]]:
+    """The cases a text names by "with"/"without" and a content word within the next three
+    words ("without predictions" → ("without", "predi")): the word's first 5 letters."""
+    words = _WORD.findall(folded)
+    found = set()
+    for i, word in enumerate(words):
+        if word in ("with", "without"):
+            for after in words[i + 1 : i + 4]:
+                if len(after) >= 4 and after not in _NOT_A_CASE:
+                    found.add((word, after[:5]))
+    return found
+
+
+_NOT_A_CASE = frozenset("that this these those their which respect regard some such each only".split())
 _QUALIFIER_OPENS = frozenset("on in for over across under with at".split())
 
 
