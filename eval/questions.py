@@ -71,6 +71,13 @@ the corpus when the set is loaded, so ids may change without the sets going stal
   near-misses on 20 other abstracts (6 ask for a figure the abstract gives only for another
   setting, dataset or condition; 5 for a number it does not give; 4 for names it does not
   list; 5 for a hyperparameter, training time, code, formula or licence);
+- `heldout15.jsonl`: a fifteenth blind set, committed on its own before anything was
+  measured on it, by a helper who read only the seeds: 25 paraphrases asking for one fact
+  each, each on a different abstract (8 numbers, 6 names, 5 findings, 6 bounds, settings
+  or definitions; some "is there a paper that …", some typed as a busy researcher would),
+  20 near-misses on 20 other abstracts (6 for a figure given only for another setting, 5
+  for a number not given, 4 for names not listed, 5 for a hyperparameter, cost, code or
+  formula), 10 near-topic off-corpus questions (4 in everyday words);
 - `offcorpus.jsonl`: 50 questions no abstract answers, most about subjects next to
   the corpus's (dueling bandits, flow matching), written and checked by the same helper.
 """
@@ -101,6 +108,7 @@ HELDOUT11_QUESTIONS = HERE / "questions" / "heldout11.jsonl"
 HELDOUT12_QUESTIONS = HERE / "questions" / "heldout12.jsonl"
 HELDOUT13_QUESTIONS = HERE / "questions" / "heldout13.jsonl"
 HELDOUT14_QUESTIONS = HERE / "questions" / "heldout14.jsonl"
+HELDOUT15_QUESTIONS = HERE / "questions" / "heldout15.jsonl"
 OFFCORPUS_QUESTIONS = HERE / "questions" / "offcorpus.jsonl"
 SETS = {
     "heldout": HELDOUT_QUESTIONS,
@@ -117,6 +125,7 @@ SETS = {
     "heldout12": HELDOUT12_QUESTIONS,
     "heldout13": HELDOUT13_QUESTIONS,
     "heldout14": HELDOUT14_QUESTIONS,
+    "heldout15": HELDOUT15_QUESTIONS,
     "seeds": SEED_QUESTIONS,
     "offcorpus": OFFCORPUS_QUESTIONS,
 }
