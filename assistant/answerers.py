@@ -234,6 +234,19 @@ class ModelAnswerer:
                 **extra,  # type: ignore[arg-type]
             )
             return
+        other = {o.sentence: o for o in checker.other_case}
+        if plan.verdict.strong and supported and all(e.support.text in other for e in supported):
+            # Every supported sentence speaks of the opposite case ("non-CoT variants") of
+            # the one asked about, which the abstract names only negated: not an answer.
+            case = other[supported[0].support.text]
+            yield plan.refusal(
+                f"The abstract of “{case.paper}” says this only of the {case.case} case, not of the "
+                f"one the question asks about: the model answered “{case.sentence.rstrip(' .')}”, "
+                f"from “{case.stated}”",
+                self.name,
+                **extra,  # type: ignore[arg-type]
+            )
+            return
         if self._asked_not_given(plan, checker, shown, supported):
             # The question asks a paper for a figure or for names, and the answer gives none;
             # the evidence says which paper. If its sentences closest to the question give

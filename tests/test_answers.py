@@ -625,3 +625,28 @@ def test_a_restated_answer_to_a_figure_question_is_replaced_by_the_sentence_that
         "PrivacySIM measures the percentage frontier chatbots match when mimicking people's data-sharing choices [1]."
     )
     assert "61.2%" in shown, shown
+
+
+DIFFING = (
+    "We introduce a model diffing method that needs no weight access. "
+    "We validate it on real-domain finetuning, achieving near-perfect recovery across all "
+    "single-dataset non-CoT variants. "
+    "It runs about 120 times faster than the white-box baseline."
+)
+
+
+def test_a_sentence_about_the_opposite_case_is_recorded(bot) -> None:
+    """Asked about the chain-of-thought (CoT) variants, an answer about the non-CoT ones,
+    from an abstract that names CoT only negated, answers another question
+    (`Checker.other_case`); asked about the non-CoT variants, it is the answer."""
+    hits = [Hit(Paper(id="cdd", label="CDD", abstract=DIFFING, title="Model diffing"), 1.0)]
+    question = "What recovery does the diffing method reach on the chain-of-thought (CoT) variants?"
+    checker = Checker(hits, bot.embedder, threshold=0.45, margin=0.08, question=question)
+    checker.check("It achieves near-perfect recovery across all single-dataset non-CoT variants [1].")
+    assert checker.results[-1].supported
+    assert [(o.case, o.paper) for o in checker.other_case] == [("non-cot", "CDD")]
+    right = Checker(
+        hits, bot.embedder, threshold=0.45, margin=0.08, question=question.replace("(CoT)", "(non-CoT)")
+    )
+    right.check("It achieves near-perfect recovery across all single-dataset non-CoT variants [1].")
+    assert right.results[-1].supported and not right.other_case

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 
@@ -106,6 +107,7 @@ class Checker:
     # unsupported sentences that give a figure for a name the question asks about, which the
     # abstract states only for something else
     misbound: list[Misbound] = field(default_factory=list)
+    other_case: list[OtherCase] = field(default_factory=list)  # supported, about the opposite case
     _first_closeness: float | None = None  # the first cited sentence's cosine to the question
     _first_source: int = 0  # the source (1-based, in ranking order) it cites first
     _folded: dict[int, str] = field(default_factory=dict)
@@ -296,7 +298,32 @@ class Checker:
                 body, numbers, round(max(score, 0.0), 4), evidence, supported, note, recited, shown=text
             )
         )
+        if supported and kept and (other := self._other_case(kept[0] - 1, body)) is not None:
+            self.other_case.append(other)
         return text
+
+    def _other_case(self, source: int, body: str) -> OtherCase | None:
+        """A sentence about the opposite of the case the question asks about ("near-perfect
+        recovery across all … non-CoT variants" for "… on the chain-of-thought (CoT)
+        variants?") from an abstract that names that case only negated: it answers another
+        question."""
+        if not self.question:
+            return None
+        asked = _plain(fold(self.question)) - _negated(fold(self.question))
+        folded = fold(body)
+        negated = (_negated(folded) & asked) - _plain(folded)
+        if not negated:
+            return None
+        text = self._source_text(source) + " " + fold(self.sources[source].paper.title or "")
+        for stem in sorted(negated):
+            if stem not in _plain(text):
+                stated = next((t for t in self._sentences[source] if stem in _negated(fold(t))), body)
+                m = re.search(rf"\b(non|without)\s+({re.escape(stem)}\w*)", folded)
+                case = (
+                    f"{m.group(1)}-{m.group(2)}" if m and m.group(1) == "non" else (m.group(0) if m else stem)
+                )
+                return OtherCase(body, case, stated, self.sources[source].paper.label)
+        return None
 
     def _aside(self, kept: list[int], vector: np.ndarray) -> bool:
         """Is this supported sentence an aside: every paper it cites new to the answer and
@@ -696,6 +723,34 @@ class Misbound:
     stated: str  # the abstract's sentence that states the figure
     paper: str  # the abstract's paper (`Paper.label`)
     named_figure: bool  # some sentence of the abstract does state a figure with that name
+
+
+@dataclass(frozen=True)
+class OtherCase:
+    """A supported answer sentence about the opposite of the case the question asks about,
+    from an abstract that names that case only negated (`Checker._other_case`)."""
+
+    sentence: str
+    case: str  # as the sentence names it ("non-cot", "without predictions")
+    stated: str  # the abstract's sentence that names the opposite case
+    paper: str  # the abstract's paper (`Paper.label`)
+
+
+_CASE_WORD = re.compile(r"[a-z0-9]+")
+_NEGATIONS = ("non", "without")
+_IDIOMS = frozenset({"loss", "gener"})  # "without loss of generality"
+
+
+def _negated(folded: str) -> set[str]:
+    """First 5 letters of each word a text negates ("non-CoT", "without predictions")."""
+    words = _CASE_WORD.findall(folded)
+    return {b[:5] for a, b in pairwise(words) if a in _NEGATIONS and len(b) >= 3 and b[:5] not in _IDIOMS}
+
+
+def _plain(folded: str) -> set[str]:
+    """First 5 letters of each word of 3 letters or more a text uses not negated."""
+    words = _CASE_WORD.findall(folded)
+    return {w[:5] for i, w in enumerate(words) if len(w) >= 3 and (i == 0 or words[i - 1] not in _NEGATIONS)}
 
 
 def _has(folded: str, name: str) -> bool:
