@@ -78,6 +78,13 @@ the corpus when the set is loaded, so ids may change without the sets going stal
   20 near-misses on 20 other abstracts (6 for a figure given only for another setting, 5
   for a number not given, 4 for names not listed, 5 for a hyperparameter, cost, code or
   formula), 10 near-topic off-corpus questions (4 in everyday words);
+- `heldout16.jsonl`: a sixteenth blind set, committed on its own before anything was
+  measured on it, by a helper who read only the seeds: 30 paraphrases asking for one fact
+  each, each on a different abstract (10 numbers, 7 names, 6 findings, 7 bounds, metrics,
+  settings, definitions or mechanisms), 15 near-misses on 15 other abstracts (5 for a
+  figure given only for another setting, 4 for a number not given, 3 for names not
+  listed, 3 for a hyperparameter, cost or licence), 10 near-topic off-corpus questions (4
+  in everyday words);
 - `offcorpus.jsonl`: 50 questions no abstract answers, most about subjects next to
   the corpus's (dueling bandits, flow matching), written and checked by the same helper.
 """
@@ -109,6 +116,7 @@ HELDOUT12_QUESTIONS = HERE / "questions" / "heldout12.jsonl"
 HELDOUT13_QUESTIONS = HERE / "questions" / "heldout13.jsonl"
 HELDOUT14_QUESTIONS = HERE / "questions" / "heldout14.jsonl"
 HELDOUT15_QUESTIONS = HERE / "questions" / "heldout15.jsonl"
+HELDOUT16_QUESTIONS = HERE / "questions" / "heldout16.jsonl"
 OFFCORPUS_QUESTIONS = HERE / "questions" / "offcorpus.jsonl"
 SETS = {
     "heldout": HELDOUT_QUESTIONS,
@@ -126,6 +134,7 @@ SETS = {
     "heldout13": HELDOUT13_QUESTIONS,
     "heldout14": HELDOUT14_QUESTIONS,
     "heldout15": HELDOUT15_QUESTIONS,
+    "heldout16": HELDOUT16_QUESTIONS,
     "seeds": SEED_QUESTIONS,
     "offcorpus": OFFCORPUS_QUESTIONS,
 }
