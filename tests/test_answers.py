@@ -650,3 +650,28 @@ def test_a_sentence_about_the_opposite_case_is_recorded(bot) -> None:
     )
     right.check("It achieves near-perfect recovery across all single-dataset non-CoT variants [1].")
     assert right.results[-1].supported and not right.other_case
+
+
+SPECTRA = (
+    "We study the singular-value spectra of transformer weights with random matrix theory. "
+    "Zeroing out the values that deviate from the bulk raises perplexity, and after fine-tuning "
+    "the smallest decile can be the third most influential part of the spectrum."
+)
+
+
+def test_a_sentence_about_after_fine_tuning_does_not_answer_before(bot) -> None:
+    """Asked where the smallest decile ranks before any fine-tuning, the abstract's
+    sentence about after fine-tuning is about the other case (`Checker.other_case`); a
+    yes/no question is left alone ("Does it matter after …?" may be answered "No: …")."""
+    hits = [Hit(Paper(id="rmt", label="RMT", abstract=SPECTRA, title="Spectra"), 1.0)]
+    question = "Where does the smallest decile of singular values rank for the pretrained model before any fine-tuning?"
+    checker = Checker(hits, bot.embedder, threshold=0.45, margin=0.08, question=question)
+    checker.check(
+        "After fine-tuning the smallest decile can be the third most influential part of the spectrum [1]."
+    )
+    assert [(o.case, o.paper) for o in checker.other_case] == [("after fine", "RMT")]
+    yes_no = Checker(
+        hits, bot.embedder, threshold=0.45, margin=0.08, question="Does the decile matter before fine-tuning?"
+    )
+    yes_no.check("After fine-tuning the smallest decile can be the third most influential part [1].")
+    assert not yes_no.other_case

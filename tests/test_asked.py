@@ -27,6 +27,9 @@ PRIVATESEAL = (
         ("Which diffusion model and training dataset were used to evaluate it?", "name"),
         ("What is the explicit closed-form expression of the second inequality?", "figure"),
         ("What constant multiplies the second-order term?", "figure"),
+        ("Which text-to-image generative model produced the images?", "name"),
+        # a baseline is as often a description ("exhaustive enumeration") as a name
+        ("Against what baseline does it get similar regret?", None),
         # answered as often in words as in figures or names: not asked by kind
         ("How many samples does the learner need?", None),
         ("How much does the context length matter?", None),

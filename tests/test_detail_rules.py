@@ -52,3 +52,35 @@ def test_a_warm_up_of_the_step_size_asks_for_no_learning_rate() -> None:
     assert "a learning rate" not in _names("Does the method still need a learning-rate warm-up?")
     assert "a learning rate" in _names("What learning rate does the GRAPE paper use for its experiments?")
     assert "a learning rate" in _names("Which step size does the method use?")
+
+
+def test_a_score_function_asks_for_no_score_figure() -> None:
+    """ "does the true score function minimize the denoising loss?" asks a yes/no question
+    about diffusion theory, not for a score; "what F1 score" still asks for one."""
+    assert "an accuracy or score figure" not in _names(
+        "In the theoretical work on diffusion memorization, does the true (population) score function "
+        "minimize the empirical denoising loss?"
+    )
+    assert "an accuracy or score figure" not in _names("Which score-based models does it study?")
+    assert "an accuracy or score figure" in _names("What F1 score does the tagger reach?")
+
+
+def test_training_accelerated_by_a_percentage_reports_a_speed_up() -> None:
+    question = "Roughly what percentage training speedup does the regularizer give on next-token prediction?"
+    (speed,) = [d for d in requested_details(question) if d.name == "a speed-up figure"]
+    abstract = (
+        "The penalty consistently accelerates training by approximately $35$\\% and $75$\\% respectively."
+    )
+    assert detail_reported(question, speed, abstract)
+    assert not detail_reported(question, speed, "The penalty helps grokking on modular arithmetic.")
+
+
+def test_a_term_of_art_with_a_one_letter_prefix_is_no_missing_name() -> None:
+    """ "Q-networks" and "k-means" describe; an abstract may write "online network" or
+    "clustering". A name proper ("HH-RLHF", "t-SNE") is still looked up."""
+    from assistant.answer.evidence import missing_names
+
+    abstract = "We freeze only the last linear layer of the online network and share the rest."
+    assert missing_names("How many Q-networks does the method need?", abstract) == []
+    assert missing_names("Does it cluster with k-means?", abstract) == []
+    assert missing_names("What does it gain on HH-RLHF and in t-SNE plots?", abstract) == ["HH-RLHF", "t-SNE"]

@@ -41,7 +41,8 @@ _MODIFIERS = (
 )
 _NAME_HEADS = (
     r"(?:datasets?|benchmarks?|suites?|llms?|language\s+models?|base\s+models?|generators?"
-    r"|corpus|corpora|gpus?|hardware|librar(?:y|ies)|simulators?|programming\s+languages?)"
+    r"|corpus|corpora|gpus?|hardware|librar(?:y|ies)|simulators?|programming\s+languages?"
+    r"|generative\s+models?|diffusion\s+models?)"
 )
 _FIGURE_HEADS = (
     r"(?:percentage|fraction|factor|accuracy|speed-?up|perplexity|score|error|ratio|gain|margin"

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from itertools import pairwise
 
 import numpy as np
 
@@ -305,24 +304,26 @@ class Checker:
     def _other_case(self, source: int, body: str) -> OtherCase | None:
         """A sentence about the opposite of the case the question asks about ("near-perfect
         recovery across all … non-CoT variants" for "… on the chain-of-thought (CoT)
-        variants?") from an abstract that names that case only negated: it answers another
-        question."""
-        if not self.question:
+        variants?"; "after fine-tuning" for "before any fine-tuning?") from an abstract that
+        never names the case asked: it answers another question."""
+        if not self.question or _YES_NO.match(self.question):  # "Does it need labels?" "No: …"
             return None
-        asked = _plain(fold(self.question)) - _negated(fold(self.question))
-        folded = fold(body)
-        negated = (_negated(folded) & asked) - _plain(folded)
-        if not negated:
-            return None
+        asked = _cases(fold(self.question))
+        said = _cases(fold(body))
         text = self._source_text(source) + " " + fold(self.sources[source].paper.title or "")
-        for stem in sorted(negated):
-            if stem not in _plain(text):
-                stated = next((t for t in self._sentences[source] if stem in _negated(fold(t))), body)
-                m = re.search(rf"\b(non|without)\s+({re.escape(stem)}\w*)", folded)
-                case = (
-                    f"{m.group(1)}-{m.group(2)}" if m and m.group(1) == "non" else (m.group(0) if m else stem)
-                )
-                return OtherCase(body, case, stated, self.sources[source].paper.label)
+        named = _cases(text)
+        for case in sorted(asked):
+            for opposite in _OPPOSITES.get(case[0], ()):
+                other = (opposite, case[1])
+                if other in said and case not in said and case not in named and other not in asked:
+                    stated = next((t for t in self._sentences[source] if other in _cases(fold(t))), body)
+                    m = re.search(
+                        rf"\b{opposite}\s+(?:(?:{_DETERMINERS})\s+)?{re.escape(case[1])}\w*", fold(body)
+                    )
+                    shown = m.group(0) if m else f"{opposite} {case[1]}"
+                    if opposite == "non":
+                        shown = shown.replace("non ", "non-", 1)
+                    return OtherCase(body, shown, stated, self.sources[source].paper.label)
         return None
 
     def _aside(self, kept: list[int], vector: np.ndarray) -> bool:
@@ -737,20 +738,34 @@ class OtherCase:
 
 
 _CASE_WORD = re.compile(r"[a-z0-9]+")
-_NEGATIONS = ("non", "without")
+# A word that sets the case a term is used in, and the cases opposite to it ("" is the
+# term used plainly): "CoT" asked, "non-CoT" said; "with predictions" asked, "without
+# predictions" said; "before fine-tuning" asked, "after fine-tuning" said.
+_OPPOSITES = {"": ("non",), "with": ("without",), "before": ("after",), "after": ("before",)}
+_MARKERS = frozenset({"non", "without", "with", "before", "after"})
+_DETERMINERS = "any|the|a|an|its|their|all"
+_SKIPPED = frozenset(_DETERMINERS.split("|"))
 _IDIOMS = frozenset({"loss", "gener"})  # "without loss of generality"
+_YES_NO = re.compile(
+    r"\s*(?:is|are|was|were|does|do|did|can|could|will|would|should|has|have|had)\b", re.IGNORECASE
+)
 
 
-def _negated(folded: str) -> set[str]:
-    """First 5 letters of each word a text negates ("non-CoT", "without predictions")."""
-    words = _CASE_WORD.findall(folded)
-    return {b[:5] for a, b in pairwise(words) if a in _NEGATIONS and len(b) >= 3 and b[:5] not in _IDIOMS}
-
-
-def _plain(folded: str) -> set[str]:
-    """First 5 letters of each word of 3 letters or more a text uses not negated."""
-    words = _CASE_WORD.findall(folded)
-    return {w[:5] for i, w in enumerate(words) if len(w) >= 3 and (i == 0 or words[i - 1] not in _NEGATIONS)}
+def _cases(folded: str) -> set[tuple[str, str]]:
+    """Each term of 3 letters or more (its first 5) with the word that sets its case:
+    ("non", "cot") for "non-CoT", ("before", "fine") for "before any fine-tuning", ("",
+    "varia") for "variants" used plainly."""
+    words = [w for w in _CASE_WORD.findall(folded) if w not in _SKIPPED]
+    found = set()
+    for i, word in enumerate(words):
+        if len(word) < 3 or word in _MARKERS:
+            continue
+        before = words[i - 1] if i else ""
+        marker = before if before in _MARKERS else ""
+        if marker and word[:5] in _IDIOMS:
+            continue
+        found.add((marker, word[:5]))
+    return found
 
 
 def _has(folded: str, name: str) -> bool:

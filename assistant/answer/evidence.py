@@ -145,7 +145,7 @@ DETAILS: tuple[Detail, ...] = (
     Detail(
         "a speed-up figure",
         _re(r"speed-?ups?|how (?:much|many times) faster|times faster"),
-        _re(r"speed-?ups?|faster|\d\s*(?:x|×)|times (?:fewer|less|more|faster)"),
+        _re(r"speed-?ups?|faster|accelerat|\d\s*(?:x|×)|times (?:fewer|less|more|faster)"),
         needs_number=True,
     ),
     Detail(
@@ -204,6 +204,8 @@ DETAILS: tuple[Detail, ...] = (
         _re(
             r"\b(?:accuracy|f1|bleu|rouge|perplexity|auc|auroc|recall|precision|top-?1|top-?5|error rate|success rate"
             r"|win rate|mse|rmse|ndcg|exact match|scores?)\b"
+            # a score function, score-based or score matching model is no score figure
+            r"(?![- ](?:functions?|based|matching|networks?|models?|estimat\w*))"
         ),
         _re(
             r"accura|\bf1\b|bleu|rouge|perplexity|\bauc|recall|precision|top-?[15]|error|success|win rate|mse|ndcg"
@@ -323,13 +325,18 @@ def missing_names(question: str, text: str) -> list[str]:
     for word in question_words(question):
         if len(word) < 3 or not any(c.isalpha() for c in word):
             continue
-        if not name_like(word, capitalised=True):
+        if not name_like(word, capitalised=True) or _LETTER_PREFIXED.fullmatch(word):
             continue
         key = fold(word)
         if key in folded or key.rstrip("s") in folded or re.sub(r"-", "", key) in joined:
             continue
         out.append(word)
     return out
+
+
+# A term of art with a one-letter prefix ("Q-networks", "Q-function-style", "k-means"): a
+# description, not a name an abstract must spell the same way.
+_LETTER_PREFIXED = re.compile(r"[A-Za-z]-[a-z][a-z-]*")
 
 
 # --- the decision -----------------------------------------------------------------
