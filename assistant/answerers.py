@@ -237,12 +237,11 @@ class ModelAnswerer:
         other = {o.sentence: o for o in checker.other_case}
         if plan.verdict.strong and supported and all(e.support.text in other for e in supported):
             # Every supported sentence speaks of the opposite case ("non-CoT variants") of
-            # the one asked about, which the abstract names only negated: not an answer.
+            # the one asked about, and the abstract never names the case asked: no answer.
             case = other[supported[0].support.text]
             yield plan.refusal(
-                f"The abstract of “{case.paper}” says this only of the {case.case} case, not of the "
-                f"one the question asks about: the model answered “{case.sentence.rstrip(' .')}”, "
-                f"from “{case.stated}”",
+                f"The abstract of “{case.paper}” speaks only of “{case.case}”, not of the case the "
+                f"question asks about: “{case.stated}”",
                 self.name,
                 **extra,  # type: ignore[arg-type]
             )

@@ -23,11 +23,6 @@ PRIVATESEAL = (
         (MARLA_Q, "name"),
         ("Which base LLM's activations were used to train the decoder?", "name"),
         ("Which text-to-image generator produced the synthetic images?", "name"),
-        # two things asked at once: the second's head counts
-        ("Which diffusion model and training dataset were used to evaluate it?", "name"),
-        ("What is the explicit closed-form expression of the second inequality?", "figure"),
-        ("What constant multiplies the second-order term?", "figure"),
-        ("Which text-to-image generative model produced the images?", "name"),
         # a baseline is as often a description ("exhaustive enumeration") as a name
         ("Against what baseline does it get similar regret?", None),
         # answered as often in words as in figures or names: not asked by kind

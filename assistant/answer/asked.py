@@ -37,21 +37,20 @@ Kind = Literal["figure", "name"]
 # preposition or a verb ("which layers of an LLM" asks for layers, not an LLM).
 _MODIFIERS = (
     r"(?:(?!(?:of|a|an|the|was|is|are|were|do|does|did|kinds?|types?|sorts?|in|on|for|to|that"
-    r"|it|its|this|these|they|paper|work|method)\b)[\w-]+\s+){0,4}?"
+    r"|it|its|this|these|they|paper|work|method)\b)[\w-]+\s+){0,3}?"
 )
 _NAME_HEADS = (
     r"(?:datasets?|benchmarks?|suites?|llms?|language\s+models?|base\s+models?|generators?"
-    r"|corpus|corpora|gpus?|hardware|librar(?:y|ies)|simulators?|programming\s+languages?"
-    r"|generative\s+models?|diffusion\s+models?)"
+    r"|corpus|corpora|gpus?|hardware|librar(?:y|ies)|simulators?|programming\s+languages?)"
 )
 _FIGURE_HEADS = (
     r"(?:percentage|fraction|factor|accuracy|speed-?up|perplexity|score|error|ratio|gain|margin"
-    r"|improvement|reduction|rank|recall|precision|f1|bleu|auc|formula|expression|constant|exponent)"
+    r"|improvement|reduction|rank|recall|precision|f1|bleu|auc)"
 )
 _ASKS_NAMES = re.compile(r"\b(?:which|what)\s+" + _MODIFIERS + "(" + _NAME_HEADS + r")\b", re.IGNORECASE)
 _ASKS_FIGURE = re.compile(
     r"\bby\s+(?:about\s+)?(?:what|how\s+much\s+of\s+a)\s+(factor|margin|percentage|amount)\b"
-    r"|\b(?:what|which)\s+(?:(?:is|are|was|were)\s+the\s+)?" + _MODIFIERS + "(" + _FIGURE_HEADS + r")\b",
+    r"|\b(?:what|which)\s+" + _MODIFIERS + "(" + _FIGURE_HEADS + r")\b",
     re.IGNORECASE,
 )
 _FORMULA = re.compile(r"\$[^$]+\$|\b[OΘΩo]\s*\(|√|\d\s*/\s*\d|\\(?:frac|log|sqrt)")

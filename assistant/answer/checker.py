@@ -32,9 +32,7 @@ figure of that kind if any: an answer made only of such sentences, with none, is
 the answerer (the abstracts do not give the figure asked for). A sentence that gives a
 figure for a name the question asks about ("an MSE of 0.014 on the World Values Survey")
 is not supported by an abstract that states that figure only in sentences without that
-name, nor just after one that names it ("Across 14 American Trends Panel waves … 0.014"),
-nor for the case the question asks about by an abstract that states it only for the
-opposite one ("with predictions" of "a randomized mechanism without predictions … $1.8944$");
+name, nor just after one that names it ("Across 14 American Trends Panel waves … 0.014");
 it is recorded (`Checker.misbound`), and on strong evidence an answer made only of
 unsupported sentences with such a one is refused, quoting the sentence the figure belongs
 to, unless the abstract states some figure with that name. Citation
@@ -253,6 +251,7 @@ class Checker:
             if (
                 self._asked is not None
                 and self._question is not None
+                and not self.gives_asked(body)  # the claim gave none: nothing of it to keep
                 and not (instead is not None and self.states_asked(instead))
             ):
                 # a question that asks for a figure or names: the sentence near the question
@@ -304,26 +303,24 @@ class Checker:
     def _other_case(self, source: int, body: str) -> OtherCase | None:
         """A sentence about the opposite of the case the question asks about ("near-perfect
         recovery across all … non-CoT variants" for "… on the chain-of-thought (CoT)
-        variants?"; "after fine-tuning" for "before any fine-tuning?") from an abstract that
-        never names the case asked: it answers another question."""
-        if not self.question or _YES_NO.match(self.question):  # "Does it need labels?" "No: …"
+        variants?"; "after fine-tuning" for "before any fine-tuning?"): it uses the term only
+        in the opposite case, and the abstract names the opposite case and never the one
+        asked. It answers another question. Not for a yes/no question ("Does it need
+        labels?" may be answered "It works without labels")."""
+        if not self.question or _YES_NO.search(self.question):
             return None
         asked = _cases(fold(self.question))
         said = _cases(fold(body))
-        text = self._source_text(source) + " " + fold(self.sources[source].paper.title or "")
-        named = _cases(text)
-        for case in sorted(asked):
-            for opposite in _OPPOSITES.get(case[0], ()):
-                other = (opposite, case[1])
-                if other in said and case not in said and case not in named and other not in asked:
-                    stated = next((t for t in self._sentences[source] if other in _cases(fold(t))), body)
-                    m = re.search(
-                        rf"\b{opposite}\s+(?:(?:{_DETERMINERS})\s+)?{re.escape(case[1])}\w*", fold(body)
+        named = _cases(self._source_text(source) + " " + fold(self.sources[source].paper.title or ""))
+        for marker, term in sorted(asked):
+            for opposite in _OPPOSITES.get(marker, ()):
+                other = (opposite, term)
+                only_other = all(m == opposite for m, t in said if t == term)
+                if other in said and only_other and other in named and (marker, term) not in named:
+                    stated = next(t for t in self._sentences[source] if other in _cases(fold(t)))
+                    return OtherCase(
+                        body, _case_phrase(body, opposite, term), stated, self.sources[source].paper.label
                     )
-                    shown = m.group(0) if m else f"{opposite} {case[1]}"
-                    if opposite == "non":
-                        shown = shown.replace("non ", "non-", 1)
-                    return OtherCase(body, shown, stated, self.sources[source].paper.label)
         return None
 
     def _aside(self, kept: list[int], vector: np.ndarray) -> bool:
@@ -548,40 +545,6 @@ class Checker:
                 return Misbound(
                     body, q.text, name, sentences[stating[0]], self.sources[source].paper.label, named_figure
                 )
-        return self._negated(source, figures, body)
-
-    def _negated(self, source: int, figures: list[Quantity], body: str) -> Misbound | None:
-        """A figure the claim gives for the case the question asks about ("the mechanism with
-        predictions achieves 1.8944") that the source states only for the opposite case
-        ("a randomized mechanism without predictions … from $2$ to $1.8944$")."""
-        assert self.question is not None
-        asked = _conditions(fold(self.question))
-        claimed = _conditions(fold(body)) & asked
-        if not claimed:
-            return None
-        sentences = self._sentences[source]
-        for q in figures:
-            stating = [
-                i
-                for i, found in enumerate(self._figures(source))
-                if any(q.stated_by(f) and q.percent == f.percent for f in found)
-            ]
-            for case, stem in claimed:
-                opposite = ("without" if case == "with" else "with", stem)
-                conditions = [_conditions(fold(sentences[i])) for i in stating]
-                if conditions and all(opposite in c and (case, stem) not in c for c in conditions):
-                    word = next(w for w in _WORD.findall(fold(body)) if w.startswith(stem))
-                    named_figure = any(
-                        (case, stem) in _conditions(fold(text)) and measures(text) for text in sentences
-                    )
-                    return Misbound(
-                        body,
-                        q.text,
-                        f"the case {case} {word}",
-                        sentences[stating[0]],
-                        self.sources[source].paper.label,
-                        named_figure,
-                    )
         return None
 
     def _figures(self, source: int) -> list[list[Quantity]]:
@@ -729,10 +692,10 @@ class Misbound:
 @dataclass(frozen=True)
 class OtherCase:
     """A supported answer sentence about the opposite of the case the question asks about,
-    from an abstract that names that case only negated (`Checker._other_case`)."""
+    from an abstract that names only the opposite case (`Checker._other_case`)."""
 
     sentence: str
-    case: str  # as the sentence names it ("non-cot", "without predictions")
+    case: str  # as the sentence names it ("non-CoT", "after fine-tuning")
     stated: str  # the abstract's sentence that names the opposite case
     paper: str  # the abstract's paper (`Paper.label`)
 
@@ -745,27 +708,39 @@ _OPPOSITES = {"": ("non",), "with": ("without",), "before": ("after",), "after":
 _MARKERS = frozenset({"non", "without", "with", "before", "after"})
 _DETERMINERS = "any|the|a|an|its|their|all"
 _SKIPPED = frozenset(_DETERMINERS.split("|"))
-_IDIOMS = frozenset({"loss", "gener"})  # "without loss of generality"
+# "compared with", "without loss of generality", "with respect to", "with high probability"
+_NOT_A_CASE_AFTER = frozenset(
+    {"compare", "compared", "comparing", "along", "deal", "deals", "associated", "consistent"}
+)
+_IDIOMS = frozenset({"loss", "respect", "regard", "high", "probability"})
 _YES_NO = re.compile(
-    r"\s*(?:is|are|was|were|does|do|did|can|could|will|would|should|has|have|had)\b", re.IGNORECASE
+    r"(?:^|[,;:]\s*)\s*(?:is|are|was|were|does|do|did|can|could|will|would|should|has|have|had)\b",
+    re.IGNORECASE,
 )
 
 
 def _cases(folded: str) -> set[tuple[str, str]]:
-    """Each term of 3 letters or more (its first 5) with the word that sets its case:
-    ("non", "cot") for "non-CoT", ("before", "fine") for "before any fine-tuning", ("",
-    "varia") for "variants" used plainly."""
+    """Each word of 3 letters or more (a plural's "s" dropped) with the word that sets its
+    case: ("non", "cot") for "non-CoT", ("before", "fine") for "before any fine-tuning",
+    ("", "variant") for "variants" used plainly."""
     words = [w for w in _CASE_WORD.findall(folded) if w not in _SKIPPED]
     found = set()
     for i, word in enumerate(words):
         if len(word) < 3 or word in _MARKERS:
             continue
-        before = words[i - 1] if i else ""
-        marker = before if before in _MARKERS else ""
-        if marker and word[:5] in _IDIOMS:
+        marker = words[i - 1] if i and words[i - 1] in _MARKERS else ""
+        if marker == "with" and i > 1 and words[i - 2] in _NOT_A_CASE_AFTER:
+            marker = ""
+        if marker and word in _IDIOMS:
             continue
-        found.add((marker, word[:5]))
+        found.add((marker, word[:-1] if len(word) > 3 and word.endswith("s") else word))
     return found
+
+
+def _case_phrase(text: str, marker: str, term: str) -> str:
+    """The words of the text that name a case ("non-CoT", "after fine-tuning")."""
+    m = re.search(rf"\b{marker}[\s-]+(?:(?:{_DETERMINERS})\s+)?{re.escape(term)}[\w-]*", text, re.IGNORECASE)
+    return m.group(0) if m else f"{marker} {term}"
 
 
 def _has(folded: str, name: str) -> bool:
@@ -773,20 +748,6 @@ def _has(folded: str, name: str) -> bool:
     return re.search(r"(?<!\w)" + re.escape(fold(name)) + r"(?!\w)", folded) is not None
 
 
-def _conditions(folded: str) -> set[tuple[str, str]]:
-    """The cases a text names by "with"/"without" and a content word within the next three
-    words ("without predictions" → ("without", "predi")): the word's first 5 letters."""
-    words = _WORD.findall(folded)
-    found = set()
-    for i, word in enumerate(words):
-        if word in ("with", "without"):
-            for after in words[i + 1 : i + 4]:
-                if len(after) >= 4 and after not in _NOT_A_CASE:
-                    found.add((word, after[:5]))
-    return found
-
-
-_NOT_A_CASE = frozenset("that this these those their which respect regard some such each only".split())
 _QUALIFIER_OPENS = frozenset("on in for over across under with at".split())
 
 

@@ -145,7 +145,9 @@ DETAILS: tuple[Detail, ...] = (
     Detail(
         "a speed-up figure",
         _re(r"speed-?ups?|how (?:much|many times) faster|times faster"),
-        _re(r"speed-?ups?|faster|accelerat|\d\s*(?:x|×)|times (?:fewer|less|more|faster)"),
+        _re(
+            r"speed-?ups?|faster|accelerat(?:es|ed|ing|ion)\b(?!\s+gradient)|\d\s*(?:x|×)|times (?:fewer|less|more|faster)"
+        ),
         needs_number=True,
     ),
     Detail(
@@ -203,9 +205,9 @@ DETAILS: tuple[Detail, ...] = (
         "an accuracy or score figure",
         _re(
             r"\b(?:accuracy|f1|bleu|rouge|perplexity|auc|auroc|recall|precision|top-?1|top-?5|error rate|success rate"
-            r"|win rate|mse|rmse|ndcg|exact match|scores?)\b"
+            r"|win rate|mse|rmse|ndcg|exact match"
             # a score function, score-based or score matching model is no score figure
-            r"(?![- ](?:functions?|based|matching|networks?|models?|estimat\w*))"
+            r"|scores?(?![- ](?:functions?|based|matching|networks?|models?|estimat\w*)))\b"
         ),
         _re(
             r"accura|\bf1\b|bleu|rouge|perplexity|\bauc|recall|precision|top-?[15]|error|success|win rate|mse|ndcg"
