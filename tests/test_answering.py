@@ -1154,3 +1154,29 @@ def test_each_paper_is_given_to_the_model_closest_sentence_first(bot) -> None:
     assert given(bot).startswith("Within the framework of Convolutional Neural Networks, lmKAN-based CNNs")
     in_order = Assistant(bot.settings, context_order="abstract", backend="extractive")
     assert given(in_order).startswith(abstract[:60])
+
+
+def test_an_answer_about_the_opposite_case_is_refused(bot) -> None:
+    """Contrastive Decoding Diffing's abstract reports near-perfect recovery on the non-CoT
+    variants and says nothing of CoT ones. Asked about the CoT variants, the model copies
+    the non-CoT sentence: supported, but about the other case. Refused, naming the case the
+    abstract speaks of; asked about the non-CoT variants, the same sentence is the answer."""
+    sentence = (
+        "Contrastive Decoding Diffing achieves near-perfect recovery across all single-dataset "
+        "non-CoT variants in real-domain finetuning settings [1]."
+    )
+    SCRIPTED.script(sentence)
+    question = (
+        "How well does Contrastive Decoding Diffing recover implanted content on the chain-of-thought "
+        "(CoT) variants of its real-domain finetuning validation?"
+    )
+    answer = final(events(bot, question))
+    assert answer.refused and not answer.fallback, answer.text
+    assert answer.reason is not None and "speaks only of “non-CoT”" in answer.reason, answer.reason
+    SCRIPTED.script(sentence)
+    answer = final(
+        events(
+            bot, question.replace("(CoT)", "(non-CoT)").replace("chain-of-thought", "non-chain-of-thought")
+        )
+    )
+    assert not answer.refused and "near-perfect recovery" in answer.text, answer.reason
