@@ -621,6 +621,12 @@ def test_a_sentence_about_the_opposite_case_is_recorded(bot) -> None:
     )
     right.check("It achieves near-perfect recovery across all single-dataset non-CoT variants [1].")
     assert right.results[-1].supported and not right.other_case
+    # a follow-up made standalone holds both cases: it asks about the non-CoT ones too
+    both = Checker(
+        hits, bot.embedder, threshold=0.45, margin=0.08, question=question + " And on the non-CoT variants?"
+    )
+    both.check("It achieves near-perfect recovery across all single-dataset non-CoT variants [1].")
+    assert not both.other_case
 
 
 SPECTRA = (

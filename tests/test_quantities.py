@@ -42,6 +42,9 @@ def test_quantities_are_read_as_written(text: str, expected: list[float]) -> Non
         ("It scores 12.40.", "it scores 12.4", []),
         ("It scores 12.41.", "it scores 12.4", ["12.41"]),
         ("GPT-4 is compared.", "we compare with GPT-3", []),
+        # a percent sign after LaTeX math is the figure's: "$35$\\%" states 35%
+        ("It trains about 35% faster.", "accelerates training by approximately $35$\\% and $75$\\%", []),
+        ("It trains about 35% faster.", "a gain of $\\mathbf{35}$\\%", []),
     ],
 )
 def test_a_quantity_counts_only_if_the_source_states_it(

@@ -316,7 +316,15 @@ class Checker:
             for opposite in _OPPOSITES.get(marker, ()):
                 other = (opposite, term)
                 only_other = all(m == opposite for m, t in said if t == term)
-                if other in said and only_other and other in named and (marker, term) not in named:
+                # a question that names the opposite case too ("… CoT …? And on the non-CoT
+                # variants?") asks about it
+                if (
+                    other in said
+                    and only_other
+                    and other in named
+                    and (marker, term) not in named
+                    and other not in asked
+                ):
                     stated = next(t for t in self._sentences[source] if other in _cases(fold(t)))
                     return OtherCase(
                         body, _case_phrase(body, opposite, term), stated, self.sources[source].paper.label

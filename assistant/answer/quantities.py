@@ -43,7 +43,7 @@ _NUMBER = re.compile(
     r"(?:\s?(thousand|million|billion|trillion|bn)|([kKmMbBtT]))?"
     r"(?![A-Za-z0-9](?<![xX])|\.\d|-[A-Za-z]|\s?\^\s?\{?[A-Za-z0-9]|,\d{3})"
 )
-_PERCENT = re.compile(r"\s?(?:%|percent\b|per cent\b|pp\b|percentage points?\b)")
+_PERCENT = re.compile(r"(?:\$|\})*\s?(?:%|percent\b|per cent\b|pp\b|percentage points?\b)")
 _CITATION = re.compile(r"\[\d+(?:\s*[,;]\s*\d+)*\]")
 _WORD_NUMBER = re.compile(
     r"\b(" + "|".join(sorted(_WORDS, key=len, reverse=True)) + r")\b"
