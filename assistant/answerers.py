@@ -188,7 +188,7 @@ class ModelAnswerer:
                 # The model says the abstracts do not give the figure or names asked for,
                 # and the sentences closest to the question give none either: it is right.
                 why = self._not_stated(checker, context, model_text, refused=True)
-                yield plan.refusal(why, self.name, **extra)  # type: ignore[arg-type]
+                yield self._refuse(why, plan, extra)
                 return
             if plan.verdict.strong:  # the evidence, not the model's wording, decides
                 why = (
@@ -197,12 +197,12 @@ class ModelAnswerer:
                 )
                 yield self._instead(plan, why, extra)
             else:
-                yield plan.refusal(
+                yield self._refuse(
                     "The model found no answer in the closest abstracts, and the evidence is not strong "
                     f"enough to overrule it (evidence {plan.verdict.score:.2f}, needs "
                     f"{self.settings.answer_above:.2f}).",
-                    self.name,
-                    **extra,  # type: ignore[arg-type]
+                    plan,
+                    extra,
                 )
             return
         if plan.verdict.strong and self._figure_not_given(checker, supported):
@@ -215,11 +215,11 @@ class ModelAnswerer:
             whose = "Its" if len(context.sources) == 1 else "Their"
             closest = f" {whose} sentence closest to that claim: “{first.closest}”" if first.closest else ""
             claim = first.sentence.rstrip(" .")
-            yield plan.refusal(
+            yield self._refuse(
                 f"{_not_in(context)} the figure asked for: the model answered “{claim}”, "
                 f"but no given abstract states {figures} or a figure of that kind.{closest}",
-                self.name,
-                **extra,  # type: ignore[arg-type]
+                plan,
+                extra,
             )
             return
         wrong = next((m for m in checker.misbound if not m.named_figure), None)
@@ -227,11 +227,11 @@ class ModelAnswerer:
             # The model gave the abstract's figure for the name the question asks about; the
             # abstract gives it for something else, and states no figure with that name.
             claim = wrong.sentence.rstrip(" .")
-            yield plan.refusal(
+            yield self._refuse(
                 f"The abstract of “{wrong.paper}” states no figure for “{wrong.name}”: the model answered "
                 f"“{claim}”, but the abstract gives {wrong.figure} for something else: “{wrong.stated}”",
-                self.name,
-                **extra,  # type: ignore[arg-type]
+                plan,
+                extra,
             )
             return
         other = {o.sentence: o for o in checker.other_case}
@@ -239,11 +239,11 @@ class ModelAnswerer:
             # Every supported sentence speaks of the opposite case ("non-CoT variants") of
             # the one asked about, and the abstract never names the case asked: no answer.
             case = other[supported[0].support.text]
-            yield plan.refusal(
+            yield self._refuse(
                 f"The abstract of “{case.paper}” speaks only of “{case.case}”, not of the case the "
                 f"question asks about: “{case.stated}”",
-                self.name,
-                **extra,  # type: ignore[arg-type]
+                plan,
+                extra,
             )
             return
         if self._asked_not_given(plan, checker, shown, supported):
@@ -251,7 +251,7 @@ class ModelAnswerer:
             # the evidence says which paper. If its sentences closest to the question give
             # none either, the abstract does not say it; if they do, they are shown.
             if checker.stating_asked() is None:
-                yield plan.refusal(self._not_stated(checker, context, model_text), self.name, **extra)  # type: ignore[arg-type]
+                yield self._refuse(self._not_stated(checker, context, model_text), plan, extra)
                 return
             if supported:
                 assert checker.asked is not None
@@ -266,12 +266,12 @@ class ModelAnswerer:
             if not plan.verdict.strong and s.weak_fallback == "refuse":
                 # Neither the model nor the evidence carries an answer: say so, naming the
                 # closest papers, rather than show their sentences as if they answered.
-                yield plan.refusal(
+                yield self._refuse(
                     f"No abstract answers this directly: {unsupported} are not supported by the "
                     f"abstracts they cite, and the evidence is not strong enough to answer from the "
                     f"abstracts alone (evidence {plan.verdict.score:.2f}, needs {s.answer_above:.2f}).",
-                    self.name,
-                    **extra,  # type: ignore[arg-type]
+                    plan,
+                    extra,
                 )
                 return
             why = (
@@ -449,6 +449,10 @@ class ModelAnswerer:
             f"{_not_in(context)} the {_KIND_WORDS[checker.asked]} asked for: {said}, and the "
             f"abstract's sentences closest to the question give none either.{near}"
         )
+
+    def _refuse(self, why: str, plan: Plan, extra: dict[str, object]) -> Answer:
+        """A refusal by this backend, with what the model said for the record."""
+        return plan.refusal(why, self.name, **extra)
 
     def _made_by_model(self, model_text: str) -> dict[str, object]:
         return {"model_text": model_text, "prompt_tokens": getattr(self.model, "last_prompt_tokens", 0)}
