@@ -627,6 +627,21 @@ def test_a_sentence_about_the_opposite_case_is_recorded(bot) -> None:
     )
     both.check("It achieves near-perfect recovery across all single-dataset non-CoT variants [1].")
     assert not both.other_case
+    # the opposite case named in the title only: quoted from there
+    titled = [
+        Hit(
+            Paper(
+                id="t",
+                label="T",
+                abstract="We study model diffing for audits.",
+                title="Diffing non-CoT models",
+            ),
+            1.0,
+        )
+    ]
+    checker = Checker(titled, bot.embedder, threshold=0.0, margin=0.08, question=question)
+    checker.check("Model diffing recovers content of non-CoT models [1].")
+    assert [(o.case, o.stated) for o in checker.other_case] == [("non-CoT", "Diffing non-CoT models")]
 
 
 SPECTRA = (

@@ -325,7 +325,8 @@ class Checker:
                     and (marker, term) not in named
                     and other not in asked
                 ):
-                    stated = next(t for t in self._sentences[source] if other in _cases(fold(t)))
+                    title = self.sources[source].paper.title or ""  # the case may be named there only
+                    stated = next((t for t in self._sentences[source] if other in _cases(fold(t))), title)
                     return OtherCase(
                         body, _case_phrase(body, opposite, term), stated, self.sources[source].paper.label
                     )
