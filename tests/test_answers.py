@@ -577,6 +577,38 @@ def test_a_figure_for_a_name_the_previous_sentence_gives_is_supported(bot) -> No
     assert [(m.figure, m.name, m.named_figure) for m in moved.misbound] == [("12", "H100 GPUs", False)]
 
 
+GROKREG = (
+    "We propose NoiseReg, a regularizer that penalises how much a transformer's output moves under "
+    "correlated noise on all inputs. Experiments on algorithmic and next-token-prediction tasks show that "
+    "NoiseReg consistently catalyzes grokking and accelerates training by approximately $35$\\% and $75$\\% "
+    "respectively. The regularizer adds little compute."
+)
+
+
+def test_a_figure_of_a_respectively_list_is_bound_to_its_own_setting(bot) -> None:
+    """In "… on algorithmic and next-token-prediction tasks … by $35$\\% and $75$\\% respectively"
+    35% is the algorithmic tasks' figure. "35% on next-token prediction" (or "35%" to a question
+    about next-token prediction) gives it for the other setting (`Checker.misbound`); "75%" is
+    supported, and so is a claim that repeats both figures with their pairing."""
+    hits = [Hit(Paper(id="nr", label="NoiseReg", abstract=GROKREG, title="NoiseReg"), 1.0)]
+    question = "By roughly what percentage does NoiseReg speed up training on next-token prediction?"
+
+    def check(claim: str) -> Checker:
+        checker = Checker(hits, bot.embedder, threshold=0.45, margin=0.08, question=question)
+        checker.check(claim)
+        return checker
+
+    wrong = check("NoiseReg accelerates training on next-token prediction by approximately 35% [1].")
+    assert not wrong.results[-1].supported
+    assert [(m.figure, m.name) for m in wrong.misbound] == [("35", "next-token-prediction")]
+    assert not check("NoiseReg accelerates training by approximately 35% [1].").results[-1].supported
+    assert check("NoiseReg accelerates training by approximately 75% [1].").results[-1].supported
+    both = check("NoiseReg accelerates training by approximately 35% and 75% respectively [1].")
+    assert both.results[-1].supported and not both.misbound
+    # the claim's own setting decides before the question's
+    assert check("On algorithmic tasks NoiseReg accelerates training by about 35% [1].").results[-1].supported
+
+
 MATCHING = (
     "PrivacySIM is a benchmark of individual privacy decisions. "
     "Its users are drawn from five published user studies on privacy. "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assistant.answer.quantities import quantities, unstated
+from assistant.answer.respectively import bindings
 
 
 def values(text: str) -> list[float]:
@@ -114,3 +115,33 @@ def test_the_name_a_figure_is_given_for() -> None:
     assert named("a $5.7\\%$ gain on HH-RLHF helpfulness") == "HH-RLHF"
     assert named("a 5.7% gain over strong baselines") is None  # no name
     assert named("reaches 85% accuracy") is None
+
+
+_GROKKING = (
+    "Experiments on algorithmic and next-token-prediction tasks show that our regularizer consistently "
+    "catalyzes grokking and accelerates training by approximately $35$\\% and $75$\\% respectively."
+)
+_LMKAN = (
+    "lmKAN-based CNNs cut inference FLOPs at matched accuracy by 1.6–2.1× and by 1.7× on the CIFAR-10 "
+    "and ImageNet-1k datasets, respectively."
+)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        (_GROKKING, [(["35"], {"algorithmic"}), (["75"], {"next", "token", "prediction"})]),
+        (_LMKAN, [(["1.6", "2.1"], {"cifar"}), (["1.7"], {"imagenet"})]),
+        (
+            "Screening rates were 48.5, 54.7, and 28.6% for breast, cervical, and colorectal cancer, respectively.",
+            [(["48.5"], {"breast"}), (["54.7"], {"cervical"}), (["28.6"], {"colorectal"})],
+        ),
+        # counts that do not match, no list of settings, no "respectively": nothing bound
+        ("It reaches 35% and 75% on the A, B and C tasks, respectively.", []),
+        ("115 and 48 proteins bound to 20 nm and 100 nm particles, respectively.", []),
+        ("It reaches 35% and 75% on algorithmic and language tasks.", []),
+    ],
+)
+def test_respectively_pairs_figures_with_settings_in_order(sentence, expected):
+    found = [([q.text for q in b.figures], set(b.keys)) for b in bindings(sentence)]
+    assert found == expected

@@ -51,6 +51,7 @@ from assistant.answer.asked import Kind, asked_kind, gives, measures, named_term
 from assistant.answer.citations import SLOT, Numbering, cite, markers, noun_markers
 from assistant.answer.evidence import evidence_sentences
 from assistant.answer.quantities import Quantity, around, in_formula, quantities, unstated, words_after
+from assistant.answer.respectively import bindings, names
 from assistant.index.embed import Embedder
 from assistant.text import fold, name_like
 from assistant.types import Citation, Hit, SentenceSupport
@@ -554,6 +555,36 @@ class Checker:
                 return Misbound(
                     body, q.text, name, sentences[stating[0]], self.sources[source].paper.label, named_figure
                 )
+        return self._respectively_misbound(source, figures, body)
+
+    def _respectively_misbound(self, source: int, figures: list[Quantity], body: str) -> Misbound | None:
+        """A figure the source states only in a "respectively" list for another setting than
+        the one the claim names, or, when the claim names none of the list's settings, than
+        the one the question names ("35% on next-token prediction" from "… on algorithmic
+        and next-token-prediction tasks … by $35$\\% and $75$\\% respectively"). A claim that
+        repeats figures of two settings of the list repeats the pairing: it is not judged."""
+        sentences = self._sentences[source]
+        for q in figures:
+            wrong: list[tuple[str, str]] = []  # (the setting named instead, the sentence)
+            stating = 0
+            for text, found in zip(sentences, self._figures(source), strict=True):
+                if not any(q.stated_by(f) and q.percent == f.percent for f in found):
+                    continue
+                stating += 1
+                bound = bindings(text)
+                own = [b for b in bound if any(q.stated_by(f) and q.percent == f.percent for f in b.figures)]
+                repeated = sum(any(c.stated_by(f) for c in figures for f in b.figures) for b in bound)
+                if len(own) != 1 or repeated > 1:
+                    break  # stated unbound, or the pairing repeated: the figure may be right
+                named = body if any(names(body, b) for b in bound) else (self.question or "")
+                other = next((b for b in bound if b is not own[0] and names(named, b)), None)
+                if other is None or names(named, own[0]):
+                    break
+                wrong.append((other.setting, text))
+            else:
+                if stating and len(wrong) == stating:
+                    setting, text = wrong[0]
+                    return Misbound(body, q.text, setting, text, self.sources[source].paper.label, True)
         return None
 
     def _figures(self, source: int) -> list[list[Quantity]]:

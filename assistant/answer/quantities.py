@@ -89,6 +89,11 @@ def _clean(text: str) -> str:
     return re.sub(r"(?<=\d)[-\u2010-\u2015\u2212~](?=\d)", " ", text)  # a range: 12–15 -> 12 15
 
 
+def cleaned(text: str) -> str:
+    """The text as `quantities` reads it: the spans of its quantities index this."""
+    return _clean(text)
+
+
 def quantities(text: str) -> list[Quantity]:
     """Every quantity of a text (years and counts included; names with digits excluded)."""
     text = _clean(text)
