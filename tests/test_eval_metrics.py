@@ -20,3 +20,13 @@ def test_a_bare_number_counts_only_as_a_whole_number() -> None:
     assert not fact_hit("A ratio of 1.89441 [1].", "$1.8944$")
     assert fact_hit("A ratio of 1.8944.", "$1.8944$")
     assert not fact_hit("A ratio of 2 [1].", "$1.8944$")
+
+
+def test_overlap_is_the_share_of_question_words_found_in_the_abstract() -> None:
+    from eval.overlap import overlap
+
+    abstract = "We prune attention heads of large transformers without retraining."
+    # "prunes", "attention", "heads": the last two are the abstract's ("which", "paper" do not count)
+    assert overlap("Which paper prunes attention heads?", abstract) == 2 / 3
+    assert overlap("What removes parts of big networks cheaply?", abstract) == 0.0
+    assert overlap("What is it?", abstract) == 0.0  # no word to count
