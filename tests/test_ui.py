@@ -86,6 +86,16 @@ def test_cards_escape_everything() -> None:
     assert "<script>" not in chat and "&lt;script&gt;" in chat and "[\\[1\\]](#source-1)" in chat
 
 
+def test_a_card_shows_latex_text_escapes_as_their_character_outside_math() -> None:
+    """An abstract's "by approximately $35$\\% and $75$\\%" reads "35% and 75%" on its card (the
+    chat already did); inside math "$5.7\\%$" is KaTeX's to read and stays as written."""
+    from assistant.types import Paper
+
+    abstract = "It trains by approximately $35$\\% and $75$\\% faster, R\\&D \\_ and a $5.7\\%$ gain."
+    html = render.card(Paper(id="x", label="x", abstract=abstract), 1, [abstract])
+    assert "$35$% and $75$% faster, R&amp;D _ and a $5.7\\%$ gain." in html
+
+
 def test_corpus_line_and_examples(bot) -> None:
     catalogue = bot.catalogue
     assert LibraryView.of(catalogue).line == "87 abstracts · 5 venues · 2024–2026"

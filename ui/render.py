@@ -85,6 +85,19 @@ def answer_text(answer: Answer) -> str:
     return text
 
 
+# LaTeX's text-mode escapes outside `$…$` math ("by $35$\\% and …"): markdown inside the card's
+# HTML does not unescape them, so they would show with their backslash. Inside math KaTeX
+# reads them itself ("$5.7\\%$"; a bare % there would start a comment).
+_MATH_OR_TEXT = re.compile(r"(\$[^$]*\$)")
+_TEXT_ESCAPE = re.compile(r"\\(%|&amp;|_|#)")
+
+
+def _latex_text(markup: str) -> str:
+    """LaTeX text-mode escapes (\\%, \\&, \\_, \\#) outside math shown as their character."""
+    parts = _MATH_OR_TEXT.split(markup)
+    return "".join(p if i % 2 else _TEXT_ESCAPE.sub(r"\1", p) for i, p in enumerate(parts))
+
+
 def _highlighted(abstract: str, evidence: Iterable[str], flagged: Iterable[str] = ()) -> str:
     out = escape(abstract)
     for sentence in sorted(set(evidence), key=len, reverse=True):
@@ -97,7 +110,7 @@ def _highlighted(abstract: str, evidence: Iterable[str], flagged: Iterable[str] 
             out = out.replace(
                 esc, f'<span class="flagged" title="not used: text addressed to AI tools">{esc}</span>', 1
             )
-    return out
+    return _latex_text(out)
 
 
 def _bdi(text: str) -> str:
