@@ -607,6 +607,17 @@ def test_a_figure_of_a_respectively_list_is_bound_to_its_own_setting(bot) -> Non
     assert both.results[-1].supported and not both.misbound
     # the claim's own setting decides before the question's
     assert check("On algorithmic tasks NoiseReg accelerates training by about 35% [1].").results[-1].supported
+    # a figure the abstract also states outside the list may be that one
+    hits[0] = Hit(
+        Paper(
+            id="nr",
+            label="NoiseReg",
+            title="NoiseReg",
+            abstract=GROKREG.replace("respectively.", "respectively, i.e. 35% overall."),
+        ),
+        1.0,
+    )
+    assert check("Overall NoiseReg accelerates training by 35% [1].").results[-1].supported
 
 
 MATCHING = (

@@ -140,6 +140,19 @@ _LMKAN = (
         ("It reaches 35% and 75% on the A, B and C tasks, respectively.", []),
         ("115 and 48 proteins bound to 20 nm and 100 nm particles, respectively.", []),
         ("It reaches 35% and 75% on algorithmic and language tasks.", []),
+        # a setting no word tells apart; a verb coordination; a preposition inside an item
+        (
+            "We evaluate on image classification and image segmentation, reaching 95% and 80% respectively.",
+            [],
+        ),
+        (
+            "Pretrained on ImageNet and fine-tuned on COCO, the model attains 76% and 41% mAP respectively.",
+            [],
+        ),
+        (
+            "Top-1 on ImageNet for ResNet-50 and ViT-B reaches 76% and 81% respectively.",
+            [(["76"], {"resnet"}), (["81"], {"vit"})],
+        ),
     ],
 )
 def test_respectively_pairs_figures_with_settings_in_order(sentence, expected):

@@ -574,13 +574,15 @@ class Checker:
                 bound = bindings(text)
                 own = [b for b in bound if any(q.stated_by(f) and q.percent == f.percent for f in b.figures)]
                 repeated = sum(any(c.stated_by(f) for c in figures for f in b.figures) for b in bound)
-                if len(own) != 1 or repeated > 1:
-                    break  # stated unbound, or the pairing repeated: the figure may be right
+                listed = {f.span for b in bound for f in b.figures}
+                unbound = any(q.stated_by(f) and f.span not in listed for f in found)
+                if len(own) != 1 or repeated > 1 or unbound:
+                    break  # stated outside the list too, or the pairing repeated: may be right
                 named = body if any(names(body, b) for b in bound) else (self.question or "")
-                other = next((b for b in bound if b is not own[0] and names(named, b)), None)
-                if other is None or names(named, own[0]):
-                    break
-                wrong.append((other.setting, text))
+                other = [b for b in bound if b is not own[0] and names(named, b)]
+                if len(other) != 1 or names(named, own[0]):
+                    break  # the claim (or question) names its own setting, none, or several
+                wrong.append((other[0].setting, text))
             else:
                 if stating and len(wrong) == stating:
                     setting, text = wrong[0]

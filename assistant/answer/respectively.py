@@ -32,9 +32,14 @@ _PREPOSITIONS = r"on|for|in|across|of|to|with|over|at|under|from|between|among"
 _ITEM = r"[^\W\d_][\w\-.]*(?:\s+[^\W\d_][\w\-.]*){0,2}?"
 _SETTINGS = re.compile(
     rf"\b(?:{_PREPOSITIONS})\s+(?:the\s+)?"
-    rf"((?:{_ITEM}\s*,\s*)*{_ITEM}\s*,?\s+(?:and|or)\s+[\w\-.]+)",
+    # the last item is its first word, not followed by a preposition ("and fine-tuned on COCO"
+    # coordinates verbs, not settings)
+    rf"((?:{_ITEM}\s*,\s*)*{_ITEM}\s*,?\s+(?:and|or)\s+[\w\-.]+(?![\w\-.]))(?!\s+(?:{_PREPOSITIONS}|by)\b)",
     re.IGNORECASE,
 )
+_AFTER_PREPOSITION = re.compile(
+    rf"\s+(?:{_PREPOSITIONS}|by)\s+(?:the\s+)?", re.IGNORECASE
+)  # "ImageNet for ResNet-50"
 _SPLIT = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", re.IGNORECASE)
 _KEY = re.compile(r"[a-z][a-z0-9]*")
 # Words that name no setting ("tasks", "datasets") and so tell none apart
@@ -73,10 +78,13 @@ def bindings(sentence: str) -> list[Binding]:
     if items is None:
         return []
     words = [_keys(item) for item in items]
-    return [
+    found = [
         Binding(tuple(group), item, frozenset(w - set().union(*(o for j, o in enumerate(words) if j != i))))
         for i, (group, item, w) in enumerate(zip(groups, items, words, strict=True))
     ]
+    # a setting no word tells apart ("image classification and image segmentation": the last
+    # item is read as its first word, "image"): the pairing cannot be checked
+    return found if all(b.keys for b in found) else []
 
 
 def names(text: str, binding: Binding) -> bool:
@@ -106,7 +114,10 @@ def _figure_groups(clean: str, found: list[Quantity]) -> list[list[Quantity]]:
 
 def _settings(text: str) -> list[list[str]]:
     """Each list of settings in the text, as its items."""
-    return [[i for i in _SPLIT.split(m.group(1)) if i.strip()] for m in _SETTINGS.finditer(text)]
+    return [
+        [_AFTER_PREPOSITION.split(i)[-1] for i in _SPLIT.split(m.group(1)) if i.strip()]
+        for m in _SETTINGS.finditer(text)
+    ]
 
 
 def _keys(text: str) -> set[str]:
