@@ -64,6 +64,7 @@ def test_a_count_of_things_gives_no_measured_figure() -> None:
     assert gives("figure", "It improves the score by 3 points over the baseline [1].", "q", "")
     assert gives("figure", "It cuts the error by two orders of magnitude [1].", "q", "")
     assert gives("figure", "It reaches 54% on entity prediction across KGs [1].", "q", "")
+    assert gives("figure", "GlacierNet reaches a mean distance error of 298 metres on CaFFe [1].", "q", "")
 
 
 def test_an_abstract_names_a_kind_only_next_to_the_noun_asked_about() -> None:

@@ -142,11 +142,14 @@ def in_formula(text: str, quantity: Quantity) -> bool:
 
 
 # Plural nouns that measure rather than name what is counted ("by 3 points", "two orders of
-# magnitude", "12 times faster", "12 milliseconds", "3 pixels").
+# magnitude", "12 times faster", "12 milliseconds", "3 pixels", "298 metres").
 _UNITS = frozenset(
     "points times orders bits bytes digits decibels seconds milliseconds microseconds nanoseconds"
     " minutes hours days weeks months years degrees percentage folds pixels nats dollars flops"
-    " gflops tflops".split()
+    " gflops tflops kilobytes megabytes gigabytes terabytes metres meters kilometres kilometers"
+    " centimetres centimeters millimetres millimeters micrometres micrometers nanometres nanometers"
+    " miles feet inches grams kilograms milligrams tonnes tons litres liters millilitres milliliters"
+    " watts kilowatts megawatts joules kilojoules volts amperes hertz calories kilocalories kelvins".split()
 )
 # Words that end the phrase a number counts ("85 on three benchmarks": 85 counts nothing), and
 # comparatives: "4x fewer parameters", "twice as many tokens" are factors, not counts.
