@@ -83,20 +83,16 @@ class Quantity:
         return other.step < self.step and abs(other.value - self.value) <= self.step / 2 * (1 + 1e-9)
 
 
-def _clean(text: str) -> str:
+def cleaned(text: str) -> str:
+    """The text as `quantities` reads it: the spans of its quantities index this."""
     text = unicodedata.normalize("NFKC", text)
     text = _CITATION.sub(" ", text.replace("\\%", "%").replace("\\,", " "))
     return re.sub(r"(?<=\d)[-\u2010-\u2015\u2212~](?=\d)", " ", text)  # a range: 12–15 -> 12 15
 
 
-def cleaned(text: str) -> str:
-    """The text as `quantities` reads it: the spans of its quantities index this."""
-    return _clean(text)
-
-
 def quantities(text: str) -> list[Quantity]:
     """Every quantity of a text (years and counts included; names with digits excluded)."""
-    text = _clean(text)
+    text = cleaned(text)
     found: list[Quantity] = []
     for m in _NUMBER.finditer(text):
         whole, frac, word, letter = m.groups()
@@ -128,7 +124,7 @@ def in_formula(text: str, quantity: Quantity) -> bool:
     """Is this quantity (found by `quantities(text)`) part of a formula rather than a figure:
     an exponent or index ("(N/M)^2", "d_0"), or inside `$…$` math that has a variable
     ("$O(T^{-1/4})$"; "$12$", "$2\\times$", "$7\\mathrm{B}$" and "$N = 12$" are figures)?"""
-    clean = _clean(text)
+    clean = cleaned(text)
     start, end = quantity.span
     before = clean[:start].rstrip(" {(-")
     if before.endswith(("^", "_")):
@@ -172,7 +168,7 @@ def counts_things(text: str, quantity: Quantity) -> bool:
         return False
     if quantity.text.casefold() in _FACTOR_WORDS:
         return False
-    after = _clean(text)[quantity.span[1] :]
+    after = cleaned(text)[quantity.span[1] :]
     if after[:1] in ("x", "X", "×") or after.lstrip()[:1] == "×" or "fold" in after.split(" ", 1)[0]:
         return False  # "3x speed-ups", "3 × faster", "10-fold"
     words = after.split()
@@ -191,14 +187,14 @@ def counts_things(text: str, quantity: Quantity) -> bool:
 
 def words_after(text: str, quantity: Quantity, words: int) -> list[str]:
     """The `words` tokens that follow a quantity `quantities(text)` found, as written."""
-    return _clean(text)[quantity.span[1] :].split()[:words]
+    return cleaned(text)[quantity.span[1] :].split()[:words]
 
 
 def around(text: str, quantity: Quantity, words: int) -> str:
     """The `words` words (tokens with a letter) either side of a quantity that
     `quantities(text)` found: what it measures ("on 12 benchmarks", "a notable $5.7\\%$
     improvement over TruthfulQA")."""
-    clean = _clean(text)
+    clean = cleaned(text)
     start, end = quantity.span
     before = [w for w in clean[:start].split() if any(c.isalpha() for c in w)]
     after = [w for w in clean[end:].split() if any(c.isalpha() for c in w)]

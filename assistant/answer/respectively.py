@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..text import fold
-from .quantities import Quantity, cleaned, quantities
+from assistant.answer.quantities import Quantity, cleaned, quantities
+from assistant.text import fold
 
 _RESPECTIVELY = re.compile(r"\brespectively\b", re.IGNORECASE)
 # Between two figures of one list: units, then "and"/"or"/a comma, maybe "by"/"of"/"at"
@@ -98,7 +98,7 @@ def _figure_groups(clean: str, found: list[Quantity]) -> list[list[Quantity]]:
     ends ("1.6 2.1" once cleaned) make one figure."""
     if not found:
         return []
-    ordered = sorted((q for q in found), key=lambda q: q.span[0])
+    ordered = sorted(found, key=lambda q: q.span[0])
     groups = [[ordered[-1]]]
     for q in reversed(ordered[:-1]):
         gap = clean[q.span[1] : groups[0][0].span[0]]
