@@ -120,8 +120,8 @@ def paper_id(bot, fragment: str) -> str:  # type: ignore[no-untyped-def]
 @pytest.fixture(autouse=True, scope="module")
 def _release_models() -> Iterator[None]:
     """Each test module's models go with it: the chat models and sentence-transformers a module
-    loaded are forgotten at its end, so they do not pile up between modules (the peak inside
-    the later modules is another matter: about 22 GB of 23, see the README)."""
+    loaded are forgotten at its end, so they do not pile up between modules (what the last
+    catalogue build froze is thawed first: `assistant.search.live._collector_paused`)."""
     yield
     import gc
 
@@ -130,6 +130,7 @@ def _release_models() -> Iterator[None]:
 
     release_models()
     _load.cache_clear()
+    gc.unfreeze()
     gc.collect()
     _trim_heap()
 

@@ -4,7 +4,9 @@ Real store, real files, the real bundled embedder."""
 
 from __future__ import annotations
 
+import gc
 import json
+import weakref
 from pathlib import Path
 
 import pytest
@@ -236,3 +238,24 @@ def test_ingesting_into_an_empty_store_puts_the_configured_corpus_in_first(tmp_p
 
     empty = Assistant(data_dir=tmp_path / "empty", corpus=[corpus], auto_ingest=False, backend="extractive")
     assert not empty.ingest([mine]).notes and empty.store.count() == 1
+
+
+def test_a_dropped_assistant_and_a_replaced_catalogue_are_freed(tmp_path: Path) -> None:
+    """A catalogue build freezes what exists for the collector's sake (`gc.freeze`). What it
+    froze must not stay for good: an assistant dropped after its build (it holds its models:
+    the test run grew by 1.1 GB per assistant), or the catalogue an ingest replaced, is freed
+    once a later build has run."""
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"abstract": BEE}, {"abstract": MOTH}])
+    bot = Assistant(data_dir=tmp_path / "one", corpus=[corpus], backend="extractive")
+    assert "waggle" in bot.search("honeybee waggle dances", k=1)[0].paper.abstract
+    dropped = weakref.ref(bot)
+    old = weakref.ref(bot.live.retriever())
+    bot.ingest([write_jsonl(tmp_path / "mine.jsonl", [{"abstract": SNAIL.format(7)}])])
+    assert snails(bot) and bot.live.retriever() is not old()
+    del bot
+
+    other = Assistant(data_dir=tmp_path / "two", corpus=[corpus], backend="extractive")
+    assert "Moths" in other.search("moths navigate by the moon", k=1)[0].paper.abstract
+    gc.collect()
+    assert old() is None, "the catalogue an ingest replaced is kept for good"
+    assert dropped() is None, "a dropped assistant is kept for good, with its models"

@@ -41,14 +41,20 @@ def _collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector off while a catalogue is built: it made the build
     quadratic, each full pass walking every paper made so far (300k papers: 16 s with it,
     11 s without). The papers and their fields hold no cycles; refcounting frees them.
-    Afterwards what exists is frozen (`gc.freeze`): else the first pass after the build
-    walks every paper once more (2 s at a million papers) and each full pass after that
-    again."""
+    Afterwards what exists is frozen (`gc.freeze`): else each full pass after the build
+    walks every paper again.
+
+    What an earlier build froze is thawed and collected first: a frozen cycle is never
+    freed, and what was alive then may be garbage now (the retriever this build replaces,
+    an assistant the caller dropped, each holding its models: the test run grew by 1.1 GB
+    per assistant until this). One full pass per build: `python -m benchmarks.gc_pass`."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        gc.unfreeze()
+        gc.collect()
         gc.freeze()
         if enabled:
             gc.enable()
