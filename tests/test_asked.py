@@ -23,8 +23,15 @@ PRIVATESEAL = (
         (MARLA_Q, "name"),
         ("Which base LLM's activations were used to train the decoder?", "name"),
         ("Which text-to-image generator produced the synthetic images?", "name"),
-        # a baseline is as often a description ("exhaustive enumeration") as a name
+        ("Which actor-critic algorithm was i-QN combined with for MuJoCo?", "name"),
+        ("Which pathway database supplied the genes for the experiment?", "name"),
+        # "by name" asks for names whatever the noun
+        ("Which baseline bisimulation methods, by name, does BSPO outperform?", "name"),
+        # a baseline is as often a description ("exhaustive enumeration") as a name, and a
+        # method is what the paper does ("a pruning-based method")
         ("Against what baseline does it get similar regret?", None),
+        ("What practical method do they derive from that analysis?", None),
+        ("Which method learns to predict what a network will do from its activations?", None),
         # answered as often in words as in figures or names: not asked by kind
         ("How many samples does the learner need?", None),
         ("How much does the context length matter?", None),
@@ -72,6 +79,8 @@ def test_an_abstract_names_a_kind_only_next_to_the_noun_asked_about() -> None:
     erm = "MARLA leverages an ERM-trained model to identify a subspace where errors concentrate."
     assert names_a_kind(erm, MARLA_Q) == []  # ERM-trained stands next to "model", not "datasets"
     assert names_a_kind("We test on 3DShapes and MPI3D datasets.", MARLA_Q) == ["3DShapes", "MPI3D"]
+    by_name = "Which baseline bisimulation methods, by name, does BSPO outperform?"
+    assert names_a_kind("BSPO beats the DBC and MICo baselines.", by_name) == ["DBC", "MICo"]
 
 
 def test_the_noun_that_says_what_is_asked_is_no_name_to_look_for() -> None:

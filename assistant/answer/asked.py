@@ -11,7 +11,9 @@ not say it, and the answer should say so rather than pass off the sentence next 
 
 Only two kinds are asked for by their head noun, and only when the head is explicit:
 "how many" and "how much" are not (their answers are as often "polynomially many" or
-"a multiplicative dependence"), nor "what rate" (an asymptotic rate is a formula).
+"a multiplicative dependence"), nor "what rate" (an asymptotic rate is a formula), nor
+"which method" or "what baseline" (as often a description: "a pruning-based method",
+"exhaustive enumeration"); "which … by name" asks for names whatever its noun.
 
 - A figure is given when an answer sentence states a quantity in digits or in words
   (`quantities`) that is not a count of things ("across 54 KGs" gives no rank,
@@ -41,13 +43,18 @@ _MODIFIERS = (
 )
 _NAME_HEADS = (
     r"(?:datasets?|benchmarks?|suites?|llms?|language\s+models?|base\s+models?|generators?"
-    r"|corpus|corpora|gpus?|hardware|librar(?:y|ies)|simulators?|programming\s+languages?)"
+    r"|corpus|corpora|gpus?|hardware|librar(?:y|ies)|simulators?|programming\s+languages?"
+    r"|algorithms?|databases?)"
 )
 _FIGURE_HEADS = (
     r"(?:percentage|fraction|factor|accuracy|speed-?up|perplexity|score|error|ratio|gain|margin"
     r"|improvement|reduction|rank|recall|precision|f1|bleu|auc)"
 )
-_ASKS_NAMES = re.compile(r"\b(?:which|what)\s+" + _MODIFIERS + "(" + _NAME_HEADS + r")\b", re.IGNORECASE)
+_ASKS_NAMES = re.compile(
+    r"\b(?:which|what)\s+" + _MODIFIERS + "(" + _NAME_HEADS + r")\b"
+    r"|\b(?:which|what)\s+" + _MODIFIERS + r"([\w-]+)\b(?=[^?]*\bby\s+name\b)",  # "which baselines, by name"
+    re.IGNORECASE,
+)
 _ASKS_FIGURE = re.compile(
     r"\bby\s+(?:about\s+)?(?:what|how\s+much\s+of\s+a)\s+(factor|margin|percentage|amount)\b"
     r"|\b(?:what|which)\s+" + _MODIFIERS + "(" + _FIGURE_HEADS + r")\b",
@@ -117,7 +124,8 @@ def names_a_kind(sentence: str, question: str) -> list[str]:
     asked = _ASKS_NAMES.search(question)
     if asked is None:
         return []
-    stem = asked.group(1).split()[-1].casefold().rstrip("s")[:4]  # "datasets" → "data", "LLMs" → "llm"
+    head = next(g for g in asked.groups() if g)
+    stem = head.split()[-1].casefold().rstrip("s")[:4]  # "datasets" → "data", "LLMs" → "llm"
     words = sentence.split()
     heads = [i for i, w in enumerate(words) if w.strip(".,;:()[]$").casefold().startswith(stem)]
     found = []
