@@ -44,17 +44,18 @@ def _collector_paused() -> Iterator[None]:
     Afterwards what exists is frozen (`gc.freeze`): else each full pass after the build
     walks every paper again.
 
-    What an earlier build froze is thawed and collected first: a frozen cycle is never
-    freed, and what was alive then may be garbage now (the retriever this build replaces,
-    an assistant the caller dropped, each holding its models: the test run grew by 1.1 GB
-    per assistant until this). One full pass per build: `python -m benchmarks.gc_pass`."""
+    What an earlier build froze is thawed and collected before this one begins: a frozen
+    cycle is never freed, and what was alive then may be garbage now (an assistant the
+    caller dropped, holding its models: the test run grew by 1.1 GB per assistant until
+    this). Before, not after, so the pass never walks what this build makes (the tuples of
+    a new catalogue's papers); `python -m benchmarks.gc_pass` measures it."""
     enabled = gc.isenabled()
     gc.disable()
+    gc.unfreeze()
+    gc.collect()
     try:
         yield
     finally:
-        gc.unfreeze()
-        gc.collect()
         gc.freeze()
         if enabled:
             gc.enable()
