@@ -32,6 +32,11 @@ PRIVATESEAL = (
         ("Against what baseline does it get similar regret?", None),
         ("What practical method do they derive from that analysis?", None),
         ("Which method learns to predict what a network will do from its activations?", None),
+        # "by name" after a verb or "of" names no noun; the paper's own algorithm is as
+        # often described as named
+        ("What happens when a user refers to the model by name?", None),
+        ("Which of the baselines, by name, does it beat?", None),
+        ("Which algorithm does the paper propose?", None),
         # answered as often in words as in figures or names: not asked by kind
         ("How many samples does the learner need?", None),
         ("How much does the context length matter?", None),

@@ -50,10 +50,19 @@ _FIGURE_HEADS = (
     r"(?:percentage|fraction|factor|accuracy|speed-?up|perplexity|score|error|ratio|gain|margin"
     r"|improvement|reduction|rank|recall|precision|f1|bleu|auc)"
 )
+_NOT_A_NOUN = (
+    r"(?!(?:of|a|an|the|was|is|are|were|do|does|did|in|on|for|to|that|it|its|this|these|they|happens?)\b)"
+)
 _ASKS_NAMES = re.compile(
     r"\b(?:which|what)\s+" + _MODIFIERS + "(" + _NAME_HEADS + r")\b"
-    r"|\b(?:which|what)\s+" + _MODIFIERS + r"([\w-]+)\b(?=[^?]*\bby\s+name\b)",  # "which baselines, by name"
+    # "which baselines, by name": the noun after "which" (not "What are …", "Which of …")
+    r"|\b(?:which|what)\s+" + _NOT_A_NOUN + _MODIFIERS + r"([A-Za-z][\w-]*)\b(?=[^?.]*\bby\s+name\b)",
     re.IGNORECASE,
+)
+# "Which algorithm does the paper propose?": the paper's own algorithm, as often described
+# ("a greedy algorithm") as named
+_OWN_CONTRIBUTION = re.compile(
+    r"\b(?:propos|introduc|develop|design|deriv|present|devis)(?:e|es|ed|ing)\b", re.IGNORECASE
 )
 _ASKS_FIGURE = re.compile(
     r"\bby\s+(?:about\s+)?(?:what|how\s+much\s+of\s+a)\s+(factor|margin|percentage|amount)\b"
@@ -67,7 +76,10 @@ def asked_kind(question: str) -> Kind | None:
     """The kind of thing the question asks for by its head noun, if it names one."""
     if _ASKS_FIGURE.search(question):
         return "figure"
-    if _ASKS_NAMES.search(question):
+    m = _ASKS_NAMES.search(question)
+    if m is not None and not (
+        m.group(1) and m.group(1).lower().startswith("algorithm") and _OWN_CONTRIBUTION.search(question)
+    ):
         return "name"
     return None
 
