@@ -29,6 +29,7 @@ import numpy as np
 from assistant.corpus.records import record_to_paper
 from assistant.search.live import _collector_paused
 from assistant.types import Paper
+from benchmarks.serving import rss_mb
 from benchmarks.synth import record
 
 
@@ -61,14 +62,6 @@ def _collect_after() -> Iterator[None]:
 
 
 Way = Callable[[], AbstractContextManager[None]]
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 class _Cyclic:
