@@ -94,6 +94,12 @@ the corpus when the set is loaded, so ids may change without the sets going stal
   near-misses (a figure for another dataset or variant, an absolute value where only a
   relative gain is given, a count of other things, an unnamed model, a vague claim asked
   as a number), 10 near-topic off-corpus questions;
+- `heldout18.jsonl`: an eighteenth blind set, committed on its own before anything was
+  measured on it, by a helper who read only the seeds: 20 paraphrases asking for one fact
+  each, 20 two-turn follow-ups whose second question does not name the paper ("it", "the
+  authors", or no reference at all; 5 ask for the authors, 6 for a fact worded unlike the
+  abstract), 12 near-misses, 8 near-topic off-corpus questions (3 in everyday words); no
+  abstract is used twice;
 - `offcorpus.jsonl`: 50 questions no abstract answers, most about subjects next to
   the corpus's (dueling bandits, flow matching), written and checked by the same helper.
 """
@@ -127,6 +133,7 @@ HELDOUT14_QUESTIONS = HERE / "questions" / "heldout14.jsonl"
 HELDOUT15_QUESTIONS = HERE / "questions" / "heldout15.jsonl"
 HELDOUT16_QUESTIONS = HERE / "questions" / "heldout16.jsonl"
 HELDOUT17_QUESTIONS = HERE / "questions" / "heldout17.jsonl"
+HELDOUT18_QUESTIONS = HERE / "questions" / "heldout18.jsonl"
 OFFCORPUS_QUESTIONS = HERE / "questions" / "offcorpus.jsonl"
 SETS = {
     "heldout": HELDOUT_QUESTIONS,
@@ -146,6 +153,7 @@ SETS = {
     "heldout15": HELDOUT15_QUESTIONS,
     "heldout16": HELDOUT16_QUESTIONS,
     "heldout17": HELDOUT17_QUESTIONS,
+    "heldout18": HELDOUT18_QUESTIONS,
     "seeds": SEED_QUESTIONS,
     "offcorpus": OFFCORPUS_QUESTIONS,
 }
@@ -174,17 +182,22 @@ class Question:
 
 
 def load_questions(path: Path = HELDOUT_QUESTIONS, papers: Sequence[Paper] | None = None) -> list[Question]:
-    """Questions with their gold quotes resolved to the ids of `papers` (default: the seeds)."""
+    """Questions with their gold quotes resolved to the ids of `papers` (default: the seeds).
+    A quote is looked up in the abstracts, then in the author lists (an author question's
+    gold is the paper whose listing names them)."""
     if papers is None:
         from assistant.config import DEFAULT_SEEDS
         from assistant.corpus.readers import load_papers
 
         papers = load_papers([DEFAULT_SEEDS])[0]
     texts = [(p.id, " ".join(p.abstract.split())) for p in papers]
+    authors = [(p.id, ", ".join(p.authors)) for p in papers]
 
     def find(quote: str) -> str:
         quote = " ".join(quote.split())
-        found = [pid for pid, text in texts if quote in text]
+        found = [pid for pid, text in texts if quote in text] or [
+            pid for pid, names in authors if quote in names
+        ]
         if len(found) != 1:
             raise ValueError(f"{path.name}: quote {quote!r} is in {len(found)} abstracts, not 1")
         return found[0]
