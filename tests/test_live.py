@@ -129,3 +129,37 @@ def test_ingest_while_the_app_serves(served: tuple[str, dict[str, str]], tmp_pat
         f"new papers found after {min(found_after):.1f}–{max(found_after):.1f} s "
         f"(median {sorted(found_after)[len(found_after) // 2]:.1f} s)"
     )
+
+
+def test_overlapping_builds_keep_the_collector_paused_until_the_last_ends() -> None:
+    """The fast and the strong index build their catalogues in two threads: the first build
+    to finish must not switch the collector back on (nor freeze) under the other; the last
+    one restores it."""
+    import gc
+
+    from assistant.search.live import _collector_paused
+
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    seen: dict[str, bool] = {}
+
+    def first() -> None:
+        with _collector_paused():
+            first_in.set()
+            second_in.wait(10)
+        first_out.set()
+
+    def second() -> None:
+        first_in.wait(10)
+        with _collector_paused():
+            second_in.set()
+            first_out.wait(10)
+            seen["after the first ended"] = gc.isenabled()
+        seen["after both"] = gc.isenabled()
+
+    assert gc.isenabled()
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert seen == {"after the first ended": False, "after both": True}

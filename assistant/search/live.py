@@ -36,6 +36,20 @@ log = logging.getLogger(__name__)
 WAIT_FOR_WRITER_S = 900.0  # opening waits this long for another process's ingestion
 
 
+class _Pause:
+    """The collector's pause, counted: builds in two threads (the fast and the strong index's
+    `Live`) overlap, and the first to finish must not switch the collector back on under the
+    other, nor freeze its half-built catalogue; the last one out freezes and restores."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.was_enabled = False
+
+
+_PAUSE = _Pause()
+
+
 @contextmanager
 def _collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector off while a catalogue is built: it made the build
@@ -49,16 +63,22 @@ def _collector_paused() -> Iterator[None]:
     caller dropped, holding its models: the test run grew by 1.1 GB per assistant until
     this). Before, not after, so the pass never walks what this build makes (the tuples of
     a new catalogue's papers); `python -m benchmarks.gc_pass` measures it."""
-    enabled = gc.isenabled()
-    gc.disable()
-    gc.unfreeze()
-    gc.collect()
+    with _PAUSE.lock:
+        if _PAUSE.depth == 0:
+            _PAUSE.was_enabled = gc.isenabled()
+            gc.disable()
+            gc.unfreeze()
+            gc.collect()
+        _PAUSE.depth += 1
     try:
         yield
     finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
+        with _PAUSE.lock:
+            _PAUSE.depth -= 1
+            if _PAUSE.depth == 0:
+                gc.freeze()
+                if _PAUSE.was_enabled:
+                    gc.enable()
 
 
 class Live:
