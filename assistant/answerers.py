@@ -19,10 +19,11 @@ from dataclasses import replace
 from itertools import chain
 from typing import Protocol
 
+from assistant.answer.asked import giving_asked
 from assistant.answer.catalogue_answers import catalogue_answer, several_answer
 from assistant.answer.checker import Checker
 from assistant.answer.citations import Numbering, markers, shown
-from assistant.answer.extractive import compose, pick
+from assistant.answer.extractive import answer_first, compose, pick
 from assistant.answer.llms import ChatModel, Message, chat_model, relevance_model
 from assistant.answer.model_answer import (
     Context,
@@ -110,6 +111,9 @@ class ExtractiveAnswerer:
         )
         if not chosen:
             return None
+        gives = giving_asked(plan.standalone.own, plan.standalone.question)
+        if gives is not None and not plan.cover:  # a comparison speaks of every paper it compares
+            chosen = answer_first(chosen, plan.scored, gives, s.answer_sentences)
         text, citations, sentences = compose(chosen)
         return plan.answer(text, citations, sentences, backend or self.name)
 
@@ -325,11 +329,13 @@ class ModelAnswerer:
         (The right paper is not always first, above all in the MiniLM index: asking of the
         first alone refused answerable questions.)
         Not asked when the question names an author (an abstract does not name its
-        authors), nor when asking fails: the check is an extra, never a new way to fail."""
+        authors), nor of a follow-up on the paper the previous answer was about, nor when
+        asking fails: the check is an extra, never a new way to fail."""
         result = plan.result
         if (
             not self.settings.relevance_check
             or plan.verdict.strong
+            or plan.verdict.continues  # the previous turn settled what the question is about
             or plan.route.kind != "content"
             or result.detected.author is not None
             or result.filters.author is not None

@@ -34,7 +34,7 @@ from assistant.index.catalogue import Catalogue, Stats
 from assistant.index.embed import Embedder
 from assistant.index.store import VectorStore
 from assistant.search.live import Live
-from assistant.search.questions import History, clean_question, standalone
+from assistant.search.questions import History, clean_question, continues, standalone
 from assistant.search.retrieve import HybridRetriever, check_k
 from assistant.types import Answer, Event, Filters, SearchResult
 
@@ -458,6 +458,7 @@ class Assistant:
             retriever.rare_terms_of_top(result),
             self.rules.details,
             retriever.unknown_names,
+            continues=bool(result.hits) and continues(alone.answer, result.hits[0].paper.abstract),
         )
         return Plan(question, alone, result, route, tuple(scored), verdict, cover)
 

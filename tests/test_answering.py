@@ -771,6 +771,9 @@ def test_a_question_naming_what_no_paper_mentions_is_refused_naming_the_closest(
     # after an opening quote opens the question.
     assert unknown("“Explain what Abdullah Akgul proposes for Shapley values.") == []
     assert unknown("¿Qué es PrivateSeal y para qué sirve?") == []  # '¿Qué' opens the question
+    # Who did the work is no subject an abstract names ("two Soviet mathematicians").
+    assert unknown("Which theorem of two Soviet mathematicians finds Condorcet winners?") == ["Condorcet"]
+    assert unknown("Do Google DeepMind researchers study Shapley values?") == []
     # refuse_unknown_names=false: the question is judged on its evidence alone, no name blamed.
     SCRIPTED.script("The paper finds the Condorcet winner [1].")
     judged = final(events(_over(seeded, refuse_unknown_names=False), question))
@@ -1003,6 +1006,39 @@ def test_a_follow_up_asks_for_what_its_own_words_ask(bot) -> None:
     answer = final(events(bot, "And under how many settings?", history=history))
     assert not answer.refused, answer.reason
     assert "three settings" in answer.text
+
+
+SPECTRA = "This work analyzes singular-value spectra"
+SPECTRA_QUESTION = (
+    "Is there work showing that the smallest singular directions of pretrained weights still "
+    "matter after fine-tuning?"
+)
+SPECTRA_ANSWER = (  # no name in it for "them" to borrow
+    "After fine-tuning, the smallest singular values can still carry more information than larger ones [1]."
+)
+
+
+def test_a_follow_up_on_the_paper_just_cited_is_answered_from_it(bot) -> None:
+    """ "And how much does removing them hurt?" shares almost no word with the abstract the
+    previous answer cited, and was refused for weak evidence (0.43, seen in Chromium). It
+    points back at that answer, whose sentence the top paper states: the conversation has
+    settled the paper, so the evidence bar is not asked of it again. A follow-up after a
+    refusal, or one whose top paper is not the one the answer was about, still is."""
+    follow_up = "And how much does removing them hurt?"
+    plan = bot.plan(follow_up, history=[(SPECTRA_QUESTION, SPECTRA_ANSWER)])
+    assert plan.hits[0].paper.id == paper_id(bot, SPECTRA)
+    assert plan.verdict.continues and plan.verdict.answerable, plan.verdict.reason
+    SCRIPTED.script("Zeroing them out raises perplexity far more than removing values from the bulk [1].")
+    answer = final(events(bot, follow_up, history=[(SPECTRA_QUESTION, SPECTRA_ANSWER)]))
+    assert not answer.refused and answer.citations[0].paper.id == paper_id(bot, SPECTRA), answer.reason
+    after_refusal = bot.plan(follow_up, history=[(SPECTRA_QUESTION, REFUSAL)]).verdict
+    assert not after_refusal.continues and not after_refusal.answerable  # evidence 0.43 < 0.44
+    other = "PrivateSeal is evaluated on the W-Bench benchmark with several attacks [1]."
+    assert not bot.plan(follow_up, history=[(SPECTRA_QUESTION, other)]).verdict.continues
+    # opening with "and" without pointing back may change the subject
+    assert not bot.plan(
+        "And dueling bandits?", history=[(SPECTRA_QUESTION, SPECTRA_ANSWER)]
+    ).verdict.continues
 
 
 MARKET = "Market-based agents refer to reinforcement learning agents"

@@ -95,3 +95,39 @@ def test_the_noun_that_says_what_is_asked_is_no_name_to_look_for() -> None:
     assert asked_head("What AUC does the detector reach on the held-out split?") == "AUC"
     assert asked_head("By what factor does RollVerify speed up training?") == "factor"
     assert asked_head("How many layers does it prune?") is None
+
+
+def test_the_sentence_that_gives_the_amount_asked_is_shown_first() -> None:
+    """An extractive answer (and a model's fallback) shows the sentences closest to the
+    question; for "even for how many hidden layers?" those restated the subject and the one
+    that answers ("… already for networks with one hidden layer") came fourth. When none
+    chosen gives what is asked, the first paper's closest sentence that does goes first."""
+    from assistant.answer.asked import giving_asked
+    from assistant.answer.evidence import ScoredSentence
+    from assistant.answer.extractive import answer_first
+    from assistant.types import Hit, Paper
+
+    question = "Enumerating the linear regions of ReLU networks is hard even for networks with how many hidden layers?"
+    gives = giving_asked(question, question)
+    assert gives is not None
+    relu, other = (Hit(Paper(id=i, label=i, abstract="…"), s) for i, s in (("relu", 1.0), ("other", 0.9)))
+    texts = [
+        "ReLU networks define continuous piecewise-linear functions.",
+        "The number of linear regions measures expressive power.",
+        "We prove NP- and #P-hardness results already for networks with one hidden layer.",
+        "Regions were counted in 2019 by earlier work.",
+    ]
+    scored = [ScoredSentence(relu, t, 0.8 - 0.05 * n, n) for n, t in enumerate(texts)]
+    scored.append(ScoredSentence(other, "Another paper with 12 layers.", 0.7, 0))
+    chosen = scored[:2]
+    shown = answer_first(chosen, scored, gives, 3)
+    assert [s.text for s in shown] == [texts[2], texts[0], texts[1]]
+    assert [s.text for s in answer_first(scored[:3], scored, gives, 3)] == texts[:3]  # already given
+    assert len(answer_first([*scored[:2], scored[3]], scored, gives, 3)) == 3  # at most three
+    # not asked for an amount, a figure or names: nothing moves
+    assert giving_asked("What does the paper prove about linear regions?", "What does it prove?") is None
+    # a year is no amount; nor a number the question holds
+    assert not gives("Regions were counted in 2019 by earlier work.")
+    assert not giving_asked("How many of the 12 layers matter?", "How many of the 12 layers matter?")(
+        "All 12 layers are studied."
+    )

@@ -65,6 +65,18 @@ def test_a_score_function_asks_for_no_score_figure() -> None:
     assert "an accuracy or score figure" in _names("What F1 score does the tagger reach?")
 
 
+def test_a_detail_word_that_begins_a_compound_modifier_asks_for_no_detail() -> None:
+    """ "what state can accuracy-seeking goals push a population into?" asks for a state
+    (it was refused: "does not report an accuracy or score figure"); "F1-score" is a score."""
+    assert "an accuracy or score figure" not in _names(
+        "If a platform's predictions feed back into its users' beliefs, what collective state can "
+        "ordinary accuracy-seeking goals push the whole population into?"
+    )
+    assert "an accuracy or score figure" not in _names("Which recall-oriented objective does it optimise?")
+    assert "an accuracy or score figure" in _names("What F1-score does the tagger reach?")
+    assert "an accuracy or score figure" in _names("What accuracy does the accuracy-tuned model reach?")
+
+
 def test_training_accelerated_by_a_percentage_reports_a_speed_up() -> None:
     question = "Roughly what percentage training speedup does the regularizer give on next-token prediction?"
     (speed,) = [d for d in requested_details(question) if d.name == "a speed-up figure"]

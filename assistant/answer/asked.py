@@ -27,10 +27,11 @@ Only two kinds are asked for by their head noun, and only when the head is expli
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Literal
 
 from assistant.answer.citations import markers
-from assistant.answer.quantities import Quantity, counts_things, quantities
+from assistant.answer.quantities import Quantity, counts_things, quantities, unstated
 from assistant.text import fold, name_like, question_words
 
 Kind = Literal["figure", "name"]
@@ -100,6 +101,49 @@ def gives(kind: Kind, sentence: str, question: str, sources: str) -> bool:
     if kind == "figure":
         return bool(measures(sentence)) or bool(_FORMULA.search(sentence))
     return bool(named_terms(sentence, question, sources))
+
+
+def states_kind(kind: Kind, sentence: str, asks: str, held: list[Quantity]) -> bool:
+    """Does an abstract's sentence give what a question asks for: a figure other than a
+    year, not a count of things and not one the question holds (`held`); a name of the kind
+    asked (`names_a_kind`)?"""
+    if kind == "name":
+        return bool(names_a_kind(sentence, asks))
+    return any(not q.year for q in unstated(measures(sentence), held))
+
+
+# An amount asked without a head noun: too loose to refuse on ("how many" is as often
+# answered "polynomially many"), enough to say which sentence to show first.
+_ASKS_AMOUNT = re.compile(
+    r"\bhow\s+(?:many|much|large|big|long|fast|often)\b|\bby\s+what\b"
+    r"|\bwhat\s+(?:number|percentage|fraction|share|proportion)\b",
+    re.IGNORECASE,
+)
+
+
+# "one" before a noun counts ("networks with one hidden layer"); "one of", "one can" do not.
+_ONE = re.compile(
+    r"\b(?:one|a\s+single)\s+(?!(?:of|another|can|could|may|might|must|should|would|will|is|has|needs?)\b)[a-z]",
+    re.IGNORECASE,
+)
+
+
+def giving_asked(asks: str, question: str) -> Callable[[str], bool] | None:
+    """A test of whether an abstract's sentence gives what a question asks for, when it asks
+    for a figure or names (`asked_kind`, on its own words `asks`) or for an amount ("how many
+    hidden layers", "how many times faster": any quantity the question does not hold, a count
+    of things too, not a year); None for any other question."""
+    held = quantities(question)
+    kind = asked_kind(asks)
+    if kind is not None:
+        return lambda sentence: states_kind(kind, sentence, asks, held)
+    if _ASKS_AMOUNT.search(asks):
+        one = _ONE.search(question) is None  # "one hidden layer" answers unless the question has one
+        return lambda sentence: (
+            (one and _ONE.search(sentence) is not None)
+            or any(not q.year for q in unstated(quantities(sentence), held))
+        )
+    return None
 
 
 def measures(sentence: str) -> list[Quantity]:

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assistant.answer.asked import Kind, asked_kind, gives, measures, named_terms, names_a_kind
+from assistant.answer.asked import Kind, asked_kind, gives, measures, named_terms, states_kind
 from assistant.answer.citations import SLOT, Numbering, cite, markers, noun_markers
 from assistant.answer.evidence import evidence_sentences
 from assistant.answer.quantities import Quantity, around, in_formula, quantities, unstated, words_after
@@ -393,9 +393,7 @@ class Checker:
         """Does an abstract's sentence give what the question asks for: a figure other than
         a year, a count of things or one the question holds; a name of the kind asked?"""
         assert self._asked is not None and self.question is not None
-        if self._asked == "name":
-            return bool(names_a_kind(text, self.asks or self.question))
-        return any(not q.year for q in unstated(measures(text), self._question_quantities))
+        return states_kind(self._asked, text, self.asks or self.question, self._question_quantities)
 
     def _carrier(self, source: int, body: str, vector: np.ndarray) -> str | None:
         """The source's sentence that states the most of what the claim adds to the question:

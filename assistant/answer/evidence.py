@@ -262,12 +262,20 @@ def requested_details(question: str, details: Sequence[Detail] | None = None) ->
         for m in detail.asked.finditer(question):
             clause = _CLAUSE_END.split(question[max(0, m.start() - 80) : m.start()])[-1]
             near = " ".join(clause.split()[-5:])  # the question word governs the detail
-            if _embedded(question, m):
+            if _embedded(question, m) or _COMPOUND.match(question, m.end()):
                 continue
             if _QUESTION_WORD.search(near) or _QUESTION_WORD.match(m.group(0)):
                 out.append(detail)
                 break
     return out
+
+
+# A detail's word that begins a compound modifier names no detail asked for: "what state can
+# accuracy-seeking goals push a population into?" asks for a state ("F1-score" is no modifier).
+_COMPOUND = re.compile(
+    r"-(?:[a-z]+(?:ing|ed)|based|oriented|aware|centric|focused|driven|agnostic|free|sensitive|optimal)\b",
+    re.IGNORECASE,
+)
 
 
 # Words after which "how many" / "how much" still asks ("On how many datasets …", "… and by
@@ -356,6 +364,7 @@ class Verdict:
     names_closest: bool = False  # the reason already names the closest paper
     score: float = 0.0  # the evidence score (see `plan.evidence_score`)
     strong: bool = False  # strong enough to overrule a model that finds no answer
+    continues: bool = False  # a follow-up on the paper the previous answer was about
 
 
 def best_dense(hits: Sequence[Hit]) -> float:

@@ -7,7 +7,7 @@ sentences fail the citation check.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from assistant.answer.citations import Numbering, cite
@@ -53,6 +53,30 @@ def pick(
         used[s.hit.paper.id] = used.get(s.hit.paper.id, 0) + 1
         chosen.append(s)
     return chosen
+
+
+ANSWER_FROM = 4  # the top paper's sentences closest to the question, searched for the answer
+
+
+def answer_first(
+    chosen: Sequence[ScoredSentence],
+    scored: Sequence[ScoredSentence],
+    gives: Callable[[str], bool],
+    most: int,
+) -> list[ScoredSentence]:
+    """`chosen` with, first, the sentence that gives what the question asks for (`gives`: a
+    figure, names, an amount) when none of them does: of the first paper's `ANSWER_FROM`
+    sentences closest to the question ("NP-hardness already for networks with one hidden
+    layer" for "… even for how many hidden layers?", ranked below two sentences that
+    restate the question's subject). At most `most` sentences, the last dropped for it."""
+    if not chosen or any(gives(s.text) for s in chosen):
+        return list(chosen)
+    paper = chosen[0].hit.paper.id
+    closest = sorted((s for s in scored if s.hit.paper.id == paper), key=lambda s: -s.score)[:ANSWER_FROM]
+    stating = next((s for s in closest if gives(s.text)), None)
+    if stating is None:
+        return list(chosen)
+    return [stating, *chosen][: max(most, 1)]
 
 
 def compose(

@@ -117,8 +117,12 @@ def judge(
     rare_terms: Callable[[str], list[str]],
     details: DetailRules | None = None,
     unknown_names: Callable[[str], list[str]] | None = None,
+    continues: bool = False,
 ) -> Verdict:
-    """Does the evidence support an answer? Decided on scores, never on a model's wording."""
+    """Does the evidence support an answer? Decided on scores, never on a model's wording.
+    `continues`: the question points back at the previous answer, which was about the top
+    paper ("And how much does removing them hurt?"): the conversation settled what it is
+    about, so its few words need not match the abstract well."""
     details = details or LexiconDetails()
     hits = list(result.hits)
     dense = best_dense(hits)
@@ -175,7 +179,7 @@ def judge(
             missing=", ".join(unknown),
             score=score,
         )
-    if not (named_author or score >= settings.refuse_below):
+    if not (named_author or continues or score >= settings.refuse_below):
         return Verdict(
             False,
             f"No abstract is close enough to the question (evidence {score:.2f}; answers need "
@@ -184,7 +188,7 @@ def judge(
             sentence,
             score=score,
         )
-    return Verdict(True, dense=dense, sentence=sentence, score=score, strong=strong)
+    return Verdict(True, dense=dense, sentence=sentence, score=score, strong=strong, continues=continues)
 
 
 def _listing(paper: Paper) -> str:

@@ -145,6 +145,9 @@ class Standalone:
     retrieval: str
     rewritten: bool = False
     note: str | None = None  # said when the earlier turn was too long and was cut
+    # the previous turn's answer, when the question refers back to it ("How much does removing
+    # them hurt?") and it cited a paper: `continues` says whether an abstract is what it was about
+    answer: str = ""
 
     @property
     def own(self) -> str:
@@ -194,6 +197,9 @@ def standalone(
         subject = _subject(question_words(_CITED.sub(" ", answer[: 4 * limit])), is_key_term)
         if subject is not None:
             retrieval = f"{retrieval} {subject}"  # the paper the answer was about keeps pulling
+    # Only a question that points back ("them", "the method") continues the answer; one that
+    # merely opens with "and" / "what about" may change the subject ("What about dueling bandits?").
+    cited = answer if _CITED.search(answer) and _FOLLOW_UP.search(question) else ""
     body = _LEADING_AND.sub("", question)
     body = body[:1].upper() + body[1:]
     if subject:
@@ -201,5 +207,33 @@ def standalone(
         if not n:
             replaced, n = _REFERENCE.subn(subject, body, count=1)
         if n:
-            return Standalone(replaced, retrieval, True, note)
-    return Standalone(f"{body}{FOLLOW_UP_TO}{previous})", retrieval, True, note)
+            return Standalone(replaced, retrieval, True, note, cited)
+    return Standalone(f"{body}{FOLLOW_UP_TO}{previous})", retrieval, True, note, cited)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_CONTENT_WORD = re.compile(r"[a-z0-9][a-z0-9-]{3,}")
+_COMMON = frozenset(
+    "that this these those with from which their there they them were have been also into than then"
+    " such only both each more most much over under when where while what about between through"
+    " does using used show shows shown paper papers abstract approach method methods results".split()
+)
+CONTINUES = 0.7  # share of a cited answer sentence's content words an abstract must hold
+
+
+def continues(answer: str, abstract: str) -> bool:
+    """Was the previous answer about this abstract? One of its cited sentences has most of its
+    content words in it (the answers that pass the citation check restate their abstracts:
+    "BSPO outperforms the representative baselines [1]."). A follow-up that points back at
+    that answer ("And how much does removing them hurt?") is about the same paper, however few
+    words it shares with it."""
+    if not answer:
+        return False
+    held = set(_CONTENT_WORD.findall(abstract.lower()))
+    for sentence in _SENTENCE_END.split(answer):
+        if not _CITED.search(sentence):
+            continue
+        words = {w for w in _CONTENT_WORD.findall(_CITED.sub(" ", sentence).lower()) if w not in _COMMON}
+        if len(words) >= 3 and len(words & held) >= CONTINUES * len(words):
+            return True
+    return False

@@ -315,12 +315,24 @@ def defines(abstract: str, term: str) -> bool:
     return re.search(introduced, abstract, re.IGNORECASE) is not None
 
 
+# A capitalised word before a word for people describes who did the work ("two Soviet
+# mathematicians", "Google researchers"), which abstracts seldom say: it names no subject.
+_DESCRIBES_PEOPLE = re.compile(
+    r"(?<![\w-])((?:[A-Z][\w-]*\s+){0,2}[A-Z][\w-]*)(?=\s+(?:[a-z]+\s+)?(?:mathematicians?|researchers?|scientists?|authors?"
+    r"|engineers?|physicists?|economists?|statisticians?|scholars?|teams?|groups?|labs?"
+    r"|laborator(?:y|ies)|people|colleagues|collaborators)\b)"
+)
+
+
 def unknown_names(question: str, lexical: LexicalIndex) -> list[str]:
     """Names the question uses that no indexed paper mentions, in its text or its listing
     ("ScanNet", "Condorcet", "YaRN-style"): the question is about something else. A name is
     known when an indexed word begins with it ("Bayes": "Bayesian")."""
     out = []
+    describers = {word for run in _DESCRIBES_PEOPLE.findall(question) for word in run.split()}
     for word in question_words(question):
+        if word in describers:
+            continue
         tokens = [lexical.tokens(part) for part in name_parts(word)]  # [] for a stop word
         if any(t and not all(lexical.begins_a_word(x) for x in t) for t in tokens):
             out.append(word)
