@@ -1216,3 +1216,13 @@ def test_an_answer_about_the_opposite_case_is_refused(bot) -> None:
         )
     )
     assert not answer.refused and "near-perfect recovery" in answer.text, answer.reason
+
+
+def test_the_authors_and_the_experiments_point_back_at_the_paper_just_discussed() -> None:
+    """ "What hypothesis do the authors put forward?" and "Which benchmark were the
+    experiments run on?" after a question about one paper were searched alone, and
+    answered from another paper; `python -m eval.chat_turns` reads no new question of the
+    sets as a follow-up for it."""
+    assert is_follow_up("What hypothesis do the authors put forward?")
+    assert is_follow_up("Which benchmark were the experiments run on?")
+    assert not is_follow_up("Which paper studies how authors respond to reviewers in peer review?")

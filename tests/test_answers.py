@@ -120,6 +120,34 @@ SWEEPREG = (
 )
 
 
+GAMES = (
+    "Most evaluations of large language models (LLMs) for strategic decision-making rely on Nash "
+    "Equilibrium benchmarks. We introduce a behavioral game-theoretic evaluation framework that "
+    "disentangles intrinsic reasoning from contextual influence. Using this framework, we evaluate 22 "
+    "state-of-the-art LLMs across diverse strategic scenarios."
+)
+
+
+def test_a_count_of_what_an_acronym_stands_for_is_in_its_role(bot) -> None:
+    """ "22 large language models were put through the evaluation [1]" restates the question
+    around its answer; the abstract counts "22 state-of-the-art LLMs", and defines LLMs as
+    large language models: the count is in its role (it was unsupported, and the answer
+    fell back to sentences without the figure). The same count of something else is not."""
+    from assistant.answer.checker import acronyms
+
+    assert acronyms(GAMES)["llms"] == {"large", "langu", "model"}
+    hits = [Hit(Paper(id="games", label="Games", abstract=GAMES), 1.0)]
+    question = "How many large language models were put through the behavioral game-theoretic evaluation of strategic reasoning depth?"
+    checker = Checker(hits, bot.embedder, threshold=0.45, margin=0.08, question=question)
+    checker.check("22 large language models were put through the behavioral game-theoretic evaluation [1].")
+    assert checker.results[-1].supported, checker.results[-1].note
+    assert "22 state-of-the-art LLMs" in (checker.results[-1].evidence or "")
+    checker.check(
+        "22 Nash Equilibrium benchmarks were put through the behavioral game-theoretic evaluation [1]."
+    )
+    assert not checker.results[-1].supported
+
+
 def test_a_figure_the_cited_sentence_states_is_supported_however_the_paper_is_described(bot) -> None:
     """A model repeats the question's paraphrase of a paper and adds the figure asked for: the
     cosine to the abstract is low, but the figure and what it counts come from one sentence."""

@@ -96,3 +96,15 @@ def test_a_term_of_art_with_a_one_letter_prefix_is_no_missing_name() -> None:
     assert missing_names("How many Q-networks does the method need?", abstract) == []
     assert missing_names("Does it cluster with k-means?", abstract) == []
     assert missing_names("What does it gain on HH-RLHF and in t-SNE plots?", abstract) == ["HH-RLHF", "t-SNE"]
+
+
+def test_a_dataset_known_by_its_name_reports_the_datasets_used() -> None:
+    """ "Which real image dataset did they validate the theory on?" of an abstract that says
+    "We validate the theory on synthetic Gaussian mixtures and CIFAR-10." was refused: the
+    abstract never writes "dataset"."""
+    question = "Which real image dataset did they validate the theory on?"
+    (used,) = [d for d in requested_details(question) if d.name == "the datasets used"]
+    assert detail_reported(
+        question, used, "We validate the theory on synthetic Gaussian mixtures and CIFAR-10."
+    )
+    assert not detail_reported(question, used, "We validate the theory on synthetic Gaussian mixtures.")

@@ -115,9 +115,11 @@ class Checker:
     _sentence_quantities: dict[int, list[list[Quantity]]] = field(default_factory=dict)
     _question_quantities: list[Quantity] = field(default_factory=list)
     _asked: Kind | None = None  # what the question asks for by its head noun (`asked_kind`)
+    _acronyms: list[dict[str, set[str]]] = field(default_factory=list)  # per source (`acronyms`)
 
     def __post_init__(self) -> None:
         self._sentences = [evidence_sentences(h.paper.abstract) for h in self.sources]
+        self._acronyms = [acronyms(h.paper.abstract) for h in self.sources]
         flat = [s for group in self._sentences for s in group]
         vectors = self.embedder.encode_cached(flat) if flat else np.zeros((0, 1), dtype=np.float32)
         start = 0
@@ -600,14 +602,19 @@ class Checker:
     ) -> list[int]:
         """The source's sentences that state every one of the figures in its role: the same
         value (a percentage by a percentage) with a content word in common within
-        `FIGURE_WINDOW` words of both ("12 benchmarks" / "$12$ benchmarks": what it measures)."""
-        measured = [self._measures(body, q, window) for q in figures]
+        `FIGURE_WINDOW` words of both ("12 benchmarks" / "$12$ benchmarks": what it measures),
+        an acronym the abstract defines standing for its words ("22 state-of-the-art LLMs" /
+        "22 large language models")."""
+        spelled = self._acronyms[source]
+        measured = [_spelled_out(self._measures(body, q, window), spelled) for q in figures]
         return [
             i
             for i, (text, fs) in enumerate(zip(self._sentences[source], self._figures(source), strict=True))
             if all(
                 any(
-                    q.stated_by(f) and q.percent == f.percent and m & self._measures(text, f, window)
+                    q.stated_by(f)
+                    and q.percent == f.percent
+                    and m & _spelled_out(self._measures(text, f, window), spelled)
                     for f in fs
                 )
                 for q, m in zip(figures, measured, strict=True)
@@ -836,6 +843,37 @@ def _words_around(folded: str, term: str, words: int = FIGURE_WINDOW) -> str:
     if at < 0:
         return ""
     return " ".join(folded[:at].split()[-words:] + folded[at + len(term) :].split()[:words])
+
+
+_DEFINED = re.compile(r"\(([A-Z][A-Za-z]*[A-Z])s?\)")  # "(LLMs)", "(RMT)", "(CoT)"
+
+
+def acronyms(abstract: str) -> dict[str, set[str]]:
+    """The acronyms an abstract defines ("large language models (LLMs)": the words before
+    the bracket whose initials spell its capitals), each as `content_words` has it, with
+    the content words it stands for."""
+    out: dict[str, set[str]] = {}
+    for m in _DEFINED.finditer(abstract):
+        letters = [c for c in m.group(1) if c.isupper()]
+        words = re.findall(r"[A-Za-z]\w*", abstract[: m.start()].replace("-", " "))[-len(letters) :]
+        if len(words) == len(letters) and all(
+            w[0].lower() == c.lower() for w, c in zip(words, letters, strict=True)
+        ):
+            meaning = content_words(" ".join(words))
+            for stem in content_words(f"{m.group(1)} {m.group(1)}s"):
+                out[stem] = meaning
+    return out
+
+
+def _spelled_out(words: set[str], spelled: dict[str, set[str]]) -> set[str]:
+    """`words` with what each acronym among them stands for, and each acronym whose words are there."""
+    out = set(words)
+    for stem, meaning in spelled.items():
+        if stem in words:
+            out |= meaning
+        elif meaning and meaning <= words:
+            out.add(stem)
+    return out
 
 
 def content_words(sentence: str) -> set[str]:

@@ -199,7 +199,13 @@ DETAILS: tuple[Detail, ...] = (
             r"(?:which|what) (?:[\w-]+ ){0,2}(?:datasets?|data sets?|corpora|corpus)|datasets? (?:did|do|does|was|were)"
             r"|(?:trained|evaluated|tested|run) on which"
         ),
-        _re(r"\bdatasets?\b|\bdata sets?\b|\bcorp(?:us|ora)\b|\bbenchmarks?\b"),
+        # or a dataset known by its name alone ("We validate the theory on … CIFAR-10.")
+        _re(
+            r"\bdatasets?\b|\bdata sets?\b|\bcorp(?:us|ora)\b|\bbenchmarks?\b"
+            r"|\b(?:cifar|imagenet|mnist|svhn|celeba|lsun|coco|cityscapes|ade20k|kitti|shapenet|scannet"
+            r"|wikitext|penn treebank|glue|superglue|squad|mmlu|gsm8k|humaneval|mbpp|hellaswag|truthfulqa"
+            r"|big-?bench|atari|mujoco|d4rl|procgen|ogb|cora|citeseer|pubmed|qm9|librispeech|laion|flickr30k)"
+        ),
     ),
     Detail(
         "an accuracy or score figure",

@@ -18,14 +18,15 @@ from assistant.text import has_word_characters, name_like, question_words
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # What makes a question a follow-up: it opens with "and" / "what about", or it refers back
-# with a pronoun, "the paper", or a demonstrative naming what it points at ("that analysis",
+# with a pronoun, "the paper", "the authors", "the experiments", or a demonstrative naming
+# what it points at ("that analysis",
 # "is that an extended version …", "… of this?"). A bare "that" is mostly a relative
 # pronoun ("a technique that lifts …", "shows that …") and "also" an adverb: neither is one.
 _FOLLOW_UP_START = re.compile(r"^\W*(?:and|also|what about|how about)\b", re.IGNORECASE)
 _FOLLOW_UP = re.compile(
     r"\b(?:it(?!\s+(?:is\s+|was\s+)?(?:possible|true|hard|difficult|easy|feasible|necessary|known|costs?)"
     r"\s+(?:to|that)\b)(?<!\bis it(?=\s+to\b))|its|it's|they|them|their|he|she|his|her|the paper|the method"
-    r"|the approach|the same)\b"
+    r"|the approach|the same|the authors?|the researchers|the experiments|the study)\b"
     r"|\b(?:this|that|these|those)\s+(?:papers?|methods?|approach(?:es)?|models?|works?|frameworks?"
     r"|systems?|algorithms?|benchmarks?|results?|analys[ie]s|ones?|datasets?|techniques?|stud(?:y|ies)"
     r"|ideas?|variants?|versions?|findings?|experiments?)\b"
