@@ -113,7 +113,7 @@ class ExtractiveAnswerer:
             return None
         gives = giving_asked(plan.standalone.own, plan.standalone.question)
         if gives is not None and not plan.cover:  # a comparison speaks of every paper it compares
-            chosen = answer_first(chosen, plan.scored, gives, s.answer_sentences)
+            chosen = answer_first(chosen, plan.scored, gives, s.answer_sentences, s.min_sentence_score)
         text, citations, sentences = compose(chosen)
         return plan.answer(text, citations, sentences, backend or self.name)
 

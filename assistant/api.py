@@ -458,7 +458,7 @@ class Assistant:
             retriever.rare_terms_of_top(result),
             self.rules.details,
             retriever.unknown_names,
-            continues=bool(result.hits) and continues(alone.answer, result.hits[0].paper.abstract),
+            continues=continues(alone.answer, [h.paper.abstract for h in result.hits]),
         )
         return Plan(question, alone, result, route, tuple(scored), verdict, cover)
 

@@ -176,3 +176,17 @@ def split_venue_year(text: str) -> tuple[str | None, int | None]:
     venue = match.group(1).strip() or None
     year = int(match.group(2)) if match.group(2) else None
     return venue, year
+
+
+CONTENT_WORD = re.compile(r"[a-z][a-z0-9\-]{3,}")  # in folded text
+_COMMON = frozenset(
+    """this that these those with from into their there which what when where while about paper
+    papers work works study studies method methods approach approaches propose proposes proposed
+    show shows shown also such than then them they have has been being were will would could should
+    answer question abstract abstracts source sources cite cited following based using used""".split()
+)
+
+
+def content_words(sentence: str) -> set[str]:
+    """Stems (first five letters) of a sentence's content words."""
+    return {w[:5] for w in CONTENT_WORD.findall(fold(sentence)) if w not in _COMMON}

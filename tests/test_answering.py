@@ -1018,23 +1018,39 @@ SPECTRA_ANSWER = (  # no name in it for "them" to borrow
 )
 
 
-def test_a_follow_up_on_the_paper_just_cited_is_answered_from_it(bot) -> None:
+def test_a_follow_up_on_the_paper_just_cited_is_answered_from_it(seeded_dir) -> None:  # type: ignore[no-untyped-def]
     """ "And how much does removing them hurt?" shares almost no word with the abstract the
-    previous answer cited, and was refused for weak evidence (0.43, seen in Chromium). It
-    points back at that answer, whose sentence the top paper states: the conversation has
-    settled the paper, so the evidence bar is not asked of it again. A follow-up after a
-    refusal, or one whose top paper is not the one the answer was about, still is."""
+    previous answer cited, and was refused for weak evidence (0.43 against 0.44, seen in
+    Chromium). It points back at that answer, whose sentence the top paper states, and no
+    other retrieved paper does: the conversation has settled the paper, so neither the
+    evidence bar (raised here to 0.9, so the test does not hang on calibration) nor the
+    relevance question is asked of it again. After a refusal, after an answer about another
+    paper, or after a generic one, it still is. The app hands the history back with its
+    linked citations ("[\\[1\\]](#source-1)"): read as [1]."""
+    from assistant import Assistant
+    from tests.conftest import SEEDS
+    from ui.render import checked_sentence
+
+    bot = Assistant(
+        data_dir=seeded_dir, corpus=[SEEDS], backend="scripted", relevance_check=True, refuse_below=0.9
+    )
     follow_up = "And how much does removing them hurt?"
-    plan = bot.plan(follow_up, history=[(SPECTRA_QUESTION, SPECTRA_ANSWER)])
-    assert plan.hits[0].paper.id == paper_id(bot, SPECTRA)
-    assert plan.verdict.continues and plan.verdict.answerable, plan.verdict.reason
+    for answer in (SPECTRA_ANSWER, checked_sentence(SPECTRA_ANSWER, "supported")):
+        plan = bot.plan(follow_up, history=[(SPECTRA_QUESTION, answer)])
+        assert plan.hits[0].paper.id == paper_id(bot, SPECTRA)
+        assert plan.verdict.continues and plan.verdict.answerable, plan.verdict.reason
     SCRIPTED.script("Zeroing them out raises perplexity far more than removing values from the bulk [1].")
+    SCRIPTED.relevant = "no"
     answer = final(events(bot, follow_up, history=[(SPECTRA_QUESTION, SPECTRA_ANSWER)]))
     assert not answer.refused and answer.citations[0].paper.id == paper_id(bot, SPECTRA), answer.reason
-    after_refusal = bot.plan(follow_up, history=[(SPECTRA_QUESTION, REFUSAL)]).verdict
-    assert not after_refusal.continues and not after_refusal.answerable  # evidence 0.43 < 0.44
-    other = "PrivateSeal is evaluated on the W-Bench benchmark with several attacks [1]."
-    assert not bot.plan(follow_up, history=[(SPECTRA_QUESTION, other)]).verdict.continues
+    assert not SCRIPTED.asked and len(SCRIPTED.calls) == 1  # the answer only: no relevance question
+    for previous in (
+        REFUSAL,
+        "PrivateSeal is evaluated on the W-Bench benchmark with several attacks [1].",
+        "The proposed method outperforms strong baselines on standard benchmarks [1].",
+    ):
+        verdict = bot.plan(follow_up, history=[(SPECTRA_QUESTION, previous)]).verdict
+        assert not verdict.continues and not verdict.answerable, previous
     # opening with "and" without pointing back may change the subject
     assert not bot.plan(
         "And dueling bandits?", history=[(SPECTRA_QUESTION, SPECTRA_ANSWER)]

@@ -118,16 +118,28 @@ def test_the_sentence_that_gives_the_amount_asked_is_shown_first() -> None:
         "Regions were counted in 2019 by earlier work.",
     ]
     scored = [ScoredSentence(relu, t, 0.8 - 0.05 * n, n) for n, t in enumerate(texts)]
-    scored.append(ScoredSentence(other, "Another paper with 12 layers.", 0.7, 0))
-    chosen = scored[:2]
-    shown = answer_first(chosen, scored, gives, 3)
+    second = ScoredSentence(other, "Another paper studies deep networks.", 0.7, 0)
+    scored.append(second)
+    shown = answer_first(scored[:2], scored, gives, 3, 0.3)
     assert [s.text for s in shown] == [texts[2], texts[0], texts[1]]
-    assert [s.text for s in answer_first(scored[:3], scored, gives, 3)] == texts[:3]  # already given
-    assert len(answer_first([*scored[:2], scored[3]], scored, gives, 3)) == 3  # at most three
-    # not asked for an amount, a figure or names: nothing moves
-    assert giving_asked("What does the paper prove about linear regions?", "What does it prove?") is None
-    # a year is no amount; nor a number the question holds
+    assert answer_first(scored[:3], scored, gives, 3, 0.3) == scored[:3]  # already given
+    # at most three: the first paper's last sentence makes way, the other paper's stays
+    assert answer_first([scored[0], scored[1], second], scored, gives, 3, 0.3) == [
+        scored[2],
+        scored[0],
+        second,
+    ]
+    assert answer_first(scored[:2], scored, gives, 3, 0.75) == scored[:2]  # too far from the question
+    # not asked for a number, a figure or names: nothing moves
+    for not_asked in (
+        "What does the paper prove about linear regions?",
+        "Which paper explains how large language models store factual knowledge?",
+        "Which method learns how much each weight matters?",
+        "By what mechanism does dropout regularise?",
+    ):
+        assert giving_asked(not_asked, not_asked) is None, not_asked
+    # a year is no number; nor one the question holds; "one" only before what is counted
     assert not gives("Regions were counted in 2019 by earlier work.")
-    assert not giving_asked("How many of the 12 layers matter?", "How many of the 12 layers matter?")(
-        "All 12 layers are studied."
-    )
+    assert not gives("On the one hand, depth helps; one or more layers are used.")
+    held = giving_asked("How many of the 12 layers matter?", "How many of the 12 layers matter?")
+    assert held is not None and not held("All 12 layers are studied.")

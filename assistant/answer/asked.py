@@ -31,8 +31,9 @@ from collections.abc import Callable
 from typing import Literal
 
 from assistant.answer.citations import markers
+from assistant.answer.evidence import requested_details
 from assistant.answer.quantities import Quantity, counts_things, quantities, unstated
-from assistant.text import fold, name_like, question_words
+from assistant.text import content_words, fold, name_like, question_words
 
 Kind = Literal["figure", "name"]
 
@@ -112,38 +113,38 @@ def states_kind(kind: Kind, sentence: str, asks: str, held: list[Quantity]) -> b
     return any(not q.year for q in unstated(measures(sentence), held))
 
 
-# An amount asked without a head noun: too loose to refuse on ("how many" is as often
-# answered "polynomially many"), enough to say which sentence to show first.
-_ASKS_AMOUNT = re.compile(
-    r"\bhow\s+(?:many|much|large|big|long|fast|often)\b|\bby\s+what\b"
-    r"|\bwhat\s+(?:number|percentage|fraction|share|proportion)\b",
-    re.IGNORECASE,
-)
-
-
-# "one" before a noun counts ("networks with one hidden layer"); "one of", "one can" do not.
+# "one" before the thing counted answers "how many hidden layers?" ("networks with one hidden
+# layer"); "on the one hand", "one of", a sentence's "One key insight" do not.
 _ONE = re.compile(
-    r"\b(?:one|a\s+single)\s+(?!(?:of|another|can|could|may|might|must|should|would|will|is|has|needs?)\b)[a-z]",
+    r"(?<!\bthe\s)\b(?:(?<!^)one|a\s+single)\s+"
+    r"(?!(?:of|or|and|to|another|hand|can|could|may|might|must|should|would|will|is|has)\b)"
+    r"((?:[\w-]+\s+){0,2}[\w-]+)",
     re.IGNORECASE,
 )
+_HOW_MANY = re.compile(r"\bhow\s+many\s+((?:[\w-]+\s+){0,1}[\w-]+)", re.IGNORECASE)
 
 
 def giving_asked(asks: str, question: str) -> Callable[[str], bool] | None:
     """A test of whether an abstract's sentence gives what a question asks for, when it asks
-    for a figure or names (`asked_kind`, on its own words `asks`) or for an amount ("how many
-    hidden layers", "how many times faster": any quantity the question does not hold, a count
-    of things too, not a year); None for any other question."""
+    for a figure or names (`asked_kind`, on its own words `asks`) or for a number ("how many
+    hidden layers", "how many times faster": the "a number" detail, so not "learns how much
+    each weight matters"): any quantity the question does not hold, a count of things too,
+    not a year, or "one" before what "how many" counts; None for any other question."""
     held = quantities(question)
     kind = asked_kind(asks)
     if kind is not None:
         return lambda sentence: states_kind(kind, sentence, asks, held)
-    if _ASKS_AMOUNT.search(asks):
-        one = _ONE.search(question) is None  # "one hidden layer" answers unless the question has one
-        return lambda sentence: (
-            (one and _ONE.search(sentence) is not None)
-            or any(not q.year for q in unstated(quantities(sentence), held))
-        )
-    return None
+    if not any(d.name == "a number" for d in requested_details(asks)):
+        return None
+    counted = _HOW_MANY.search(asks)
+    heads = content_words(counted.group(1)) if counted else set()
+
+    def gives(sentence: str) -> bool:
+        if any(not q.year for q in unstated(quantities(sentence), held)):
+            return True
+        return any(content_words(m.group(1)) & heads for m in _ONE.finditer(sentence.strip()))
+
+    return gives
 
 
 def measures(sentence: str) -> list[Quantity]:

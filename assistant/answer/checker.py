@@ -53,7 +53,7 @@ from assistant.answer.evidence import evidence_sentences
 from assistant.answer.quantities import Quantity, around, in_formula, quantities, unstated, words_after
 from assistant.answer.respectively import bindings, names
 from assistant.index.embed import Embedder
-from assistant.text import fold, name_like
+from assistant.text import CONTENT_WORD, content_words, fold, name_like
 from assistant.types import Citation, Hit, SentenceSupport
 
 FIGURE_WINDOW = 3  # words either side of a figure that say what it measures
@@ -280,7 +280,7 @@ class Checker:
                 )
             elif borrowed:
                 self.borrowed += 1
-                said = [w for w in dict.fromkeys(_WORD.findall(fold(claimed))) if w[:5] in borrowed]
+                said = [w for w in dict.fromkeys(CONTENT_WORD.findall(fold(claimed))) if w[:5] in borrowed]
                 note = (
                     f"took words of the question ({', '.join(said or borrowed)}) that the cited "
                     "abstract does not use; the abstract's own sentence is shown instead"
@@ -828,14 +828,6 @@ def _bare(text: str) -> str:
 
 ANCHOR_FLOOR = 0.25  # an anchoring sentence's cosine may fall this far below the threshold, no further
 
-_WORD = re.compile(r"[a-z][a-z0-9\-]{3,}")
-_COMMON = frozenset(
-    """this that these those with from into their there which what when where while about paper
-    papers work works study studies method methods approach approaches propose proposes proposed
-    show shows shown also such than then them they have has been being were will would could should
-    answer question abstract abstracts source sources cite cited following based using used""".split()
-)
-
 
 def _words_around(folded: str, term: str, words: int = FIGURE_WINDOW) -> str:
     """The `words` words either side of a term's first use in a folded sentence."""
@@ -846,16 +838,25 @@ def _words_around(folded: str, term: str, words: int = FIGURE_WINDOW) -> str:
 
 
 _DEFINED = re.compile(r"\(([A-Z][A-Za-z]*[A-Z])s?\)")  # "(LLMs)", "(RMT)", "(CoT)"
+_SPELLING = frozenset("of from for to the a an and in on with by".split())  # "chain of thought (CoT)"
 
 
 def acronyms(abstract: str) -> dict[str, set[str]]:
-    """The acronyms an abstract defines ("large language models (LLMs)": the words before
-    the bracket whose initials spell its capitals), each as `content_words` has it, with
-    the content words it stands for."""
+    """The acronyms an abstract defines ("large language models (LLMs)", "chain-of-thought
+    (CoT)": the words before the bracket whose initials spell its capitals, small words
+    aside), each as `content_words` has it (four letters at least: "LLMs", "CoTs", not
+    "LLM"), with the content words it stands for."""
     out: dict[str, set[str]] = {}
     for m in _DEFINED.finditer(abstract):
         letters = [c for c in m.group(1) if c.isupper()]
-        words = re.findall(r"[A-Za-z]\w*", abstract[: m.start()].replace("-", " "))[-len(letters) :]
+        before = re.findall(r"[A-Za-z]\w*", abstract[: m.start()].replace("-", " "))
+        words: list[str] = []
+        for word in reversed(before):
+            if len(words) == len(letters):
+                break
+            if words and word.lower() in _SPELLING:
+                continue
+            words.insert(0, word)
         if len(words) == len(letters) and all(
             w[0].lower() == c.lower() for w, c in zip(words, letters, strict=True)
         ):
@@ -866,16 +867,7 @@ def acronyms(abstract: str) -> dict[str, set[str]]:
 
 
 def _spelled_out(words: set[str], spelled: dict[str, set[str]]) -> set[str]:
-    """`words` with what each acronym among them stands for, and each acronym whose words are there."""
-    out = set(words)
-    for stem, meaning in spelled.items():
-        if stem in words:
-            out |= meaning
-        elif meaning and meaning <= words:
-            out.add(stem)
-    return out
-
-
-def content_words(sentence: str) -> set[str]:
-    """Stems (first five letters) of a sentence's content words."""
-    return {w[:5] for w in _WORD.findall(fold(sentence)) if w not in _COMMON}
+    """`words` with each acronym whose every word is among them ("large language models":
+    "llms"), so that the acronym and its words meet; never a word of an acronym's meaning
+    alone ("models" would meet "LLMs" as well as "diffusion models")."""
+    return words | {stem for stem, meaning in spelled.items() if meaning and meaning <= words}

@@ -202,9 +202,11 @@ DETAILS: tuple[Detail, ...] = (
         # or a dataset known by its name alone ("We validate the theory on … CIFAR-10.")
         _re(
             r"\bdatasets?\b|\bdata sets?\b|\bcorp(?:us|ora)\b|\bbenchmarks?\b"
-            r"|\b(?:cifar|imagenet|mnist|svhn|celeba|lsun|coco|cityscapes|ade20k|kitti|shapenet|scannet"
-            r"|wikitext|penn treebank|glue|superglue|squad|mmlu|gsm8k|humaneval|mbpp|hellaswag|truthfulqa"
-            r"|big-?bench|atari|mujoco|d4rl|procgen|ogb|cora|citeseer|pubmed|qm9|librispeech|laion|flickr30k)"
+            r"|\b(?:cifar|imagenet|mnist|svhn|celeba|lsun|cityscapes|ade20k|kitti|shapenet|scannet"
+            r"|wikitext|penn treebank|superglue|mmlu|gsm8k|humaneval|mbpp|hellaswag|truthfulqa"
+            r"|big-?bench|atari|mujoco|d4rl|procgen|ogb|citeseer|pubmed|qm9|librispeech|laion|flickr30k"
+            r"|(?-i:GLUE|COCO|SQuAD|Cora))"  # as written: not "glue solvers together", "cora"
+            r"(?:-?\d+[a-z]*)?\b"  # CIFAR-10, ImageNet-1k; not "coral"
         ),
     ),
     Detail(
@@ -241,7 +243,7 @@ DETAILS: tuple[Detail, ...] = (
         "a number",
         _re(
             r"\bhow many\b|\bhow much\b|\bwhat (?:percentage|proportion|fraction|number)\b|\bby how much\b"
-            r"|\bexact (?:number|value|figure)\b|\bhow large\b|\bhow big\b|\b(?:what|which) values?\b"
+            r"|\bexact (?:number|value|figure)\b|\bhow large\b(?!\s+language)|\bhow big\b|\b(?:what|which) values?\b"
         ),
         _re(r"."),
         needs_number=True,
@@ -279,7 +281,8 @@ def requested_details(question: str, details: Sequence[Detail] | None = None) ->
 # A detail's word that begins a compound modifier names no detail asked for: "what state can
 # accuracy-seeking goals push a population into?" asks for a state ("F1-score" is no modifier).
 _COMPOUND = re.compile(
-    r"-(?:[a-z]+(?:ing|ed)|based|oriented|aware|centric|focused|driven|agnostic|free|sensitive|optimal)\b",
+    r"-(?:[a-z]{3,}ing|based|oriented|aware|centric|focused|driven|agnostic|free|sensitive|optimal"
+    r"|guided|weighted|constrained|tuned|calibrated|related)\b",
     re.IGNORECASE,
 )
 

@@ -63,20 +63,26 @@ def answer_first(
     scored: Sequence[ScoredSentence],
     gives: Callable[[str], bool],
     most: int,
+    min_score: float,
 ) -> list[ScoredSentence]:
     """`chosen` with, first, the sentence that gives what the question asks for (`gives`: a
-    figure, names, an amount) when none of them does: of the first paper's `ANSWER_FROM`
-    sentences closest to the question ("NP-hardness already for networks with one hidden
-    layer" for "… even for how many hidden layers?", ranked below two sentences that
-    restate the question's subject). At most `most` sentences, the last dropped for it."""
+    figure, names, a number) when none of them does: of the first paper's `ANSWER_FROM`
+    sentences closest to the question, at `min_score` at least ("NP-hardness already for
+    networks with one hidden layer" for "… even for how many hidden layers?", ranked below
+    two sentences that restate the question's subject). At most `most` sentences: the
+    first paper's last one makes way for it, so another paper's sentence stays."""
     if not chosen or any(gives(s.text) for s in chosen):
         return list(chosen)
     paper = chosen[0].hit.paper.id
     closest = sorted((s for s in scored if s.hit.paper.id == paper), key=lambda s: -s.score)[:ANSWER_FROM]
-    stating = next((s for s in closest if gives(s.text)), None)
+    stating = next((s for s in closest if s.score >= min_score and gives(s.text)), None)
     if stating is None:
         return list(chosen)
-    return [stating, *chosen][: max(most, 1)]
+    rest = list(chosen)
+    if len(rest) >= max(most, 1):
+        mine = [i for i, s in enumerate(rest) if s.hit.paper.id == paper]
+        del rest[mine[-1] if mine else -1]
+    return [stating, *rest]
 
 
 def compose(

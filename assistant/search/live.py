@@ -58,17 +58,23 @@ def _collector_paused() -> Iterator[None]:
     Afterwards what exists is frozen (`gc.freeze`): else each full pass after the build
     walks every paper again.
 
-    What an earlier build froze is thawed and collected before this one begins: a frozen
+    What an earlier build froze is thawed and collected when a pause begins: a frozen
     cycle is never freed, and what was alive then may be garbage now (an assistant the
     caller dropped, holding its models: the test run grew by 1.1 GB per assistant until
-    this). Before, not after, so the pass never walks what this build makes (the tuples of
-    a new catalogue's papers); `python -m benchmarks.gc_pass` measures it."""
+    this). Before the build, not after, so the pass never walks what it makes (the tuples
+    of a new catalogue's papers); `python -m benchmarks.gc_pass` measures it. A build that
+    starts while another's pause holds joins it: nothing is thawed under a build."""
     with _PAUSE.lock:
         if _PAUSE.depth == 0:
             _PAUSE.was_enabled = gc.isenabled()
             gc.disable()
             gc.unfreeze()
-            gc.collect()
+            try:
+                gc.collect()
+            except BaseException:
+                if _PAUSE.was_enabled:
+                    gc.enable()
+                raise
         _PAUSE.depth += 1
     try:
         yield

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assistant.errors import QuestionError
-from assistant.text import has_word_characters, name_like, question_words
+from assistant.text import content_words, has_word_characters, name_like, question_words
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # What makes a question a follow-up: it opens with "and" / "what about", or it refers back
@@ -26,7 +26,9 @@ _FOLLOW_UP_START = re.compile(r"^\W*(?:and|also|what about|how about)\b", re.IGN
 _FOLLOW_UP = re.compile(
     r"\b(?:it(?!\s+(?:is\s+|was\s+)?(?:possible|true|hard|difficult|easy|feasible|necessary|known|costs?)"
     r"\s+(?:to|that)\b)(?<!\bis it(?=\s+to\b))|its|it's|they|them|their|he|she|his|her|the paper|the method"
-    r"|the approach|the same|the authors?|the researchers|the experiments|the study)\b"
+    r"|the approach|the same)\b"
+    # "the authors" point back; "the study of grokking", "the authors of X" do not
+    r"|\bthe\s+(?:authors|researchers|experiments|study)\b(?!\s+(?:of|on|in|about|from)\b)"
     r"|\b(?:this|that|these|those)\s+(?:papers?|methods?|approach(?:es)?|models?|works?|frameworks?"
     r"|systems?|algorithms?|benchmarks?|results?|analys[ie]s|ones?|datasets?|techniques?|stud(?:y|ies)"
     r"|ideas?|variants?|versions?|findings?|experiments?)\b"
@@ -88,10 +90,23 @@ def _content_text(content: Any) -> str | None:
     return text if isinstance(text, str) else None
 
 
+# The chat app shows each [n] as a link to its source card ("[\\[1\\]](#source-1)"), and hands
+# that text back as the history.
+# It strikes through a sentence the check did not support: no part of what the answer said.
+_STRUCK = re.compile(r"~~.*?~~(?:\s*\*\(unsupported\)\*)?")
+_LINKED = re.compile(r"\[\\\[(\d+)\\\]\]\(#source-\d+\)")
+
+
 def conversation(history: History) -> list[tuple[str, str]]:
     """(question, answer) pairs, oldest first, from every shape a caller may hand over:
     (question, answer) pairs, or messages {"role", "content"} whose content is a string
-    or a list of parts (Gradio's chat history), or objects with .role / .content."""
+    or a list of parts (Gradio's chat history), or objects with .role / .content. An
+    answer's citations read [n], as the app's links to its source cards read too."""
+    pairs = _pairs(history)
+    return [(question, _LINKED.sub(r"[\1]", _STRUCK.sub(" ", answer))) for question, answer in pairs]
+
+
+def _pairs(history: History) -> list[tuple[str, str]]:
     pairs: list[tuple[str, str]] = []
     for item in history or ():
         if isinstance(item, (tuple, list)) and item and not isinstance(item[0], dict):
@@ -213,28 +228,28 @@ def standalone(
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_CONTENT_WORD = re.compile(r"[a-z0-9][a-z0-9-]{3,}")
-_COMMON = frozenset(
-    "that this these those with from which their there they them were have been also into than then"
-    " such only both each more most much over under when where while what about between through"
-    " does using used show shows shown paper papers abstract approach method methods results".split()
-)
-CONTINUES = 0.7  # share of a cited answer sentence's content words an abstract must hold
+CONTINUES = 0.7  # share of a cited answer sentence's content words the top abstract must hold
+CONTINUES_MARGIN = 0.25  # ... and by this much more than any other abstract retrieved
 
 
-def continues(answer: str, abstract: str) -> bool:
-    """Was the previous answer about this abstract? One of its cited sentences has most of its
-    content words in it (the answers that pass the citation check restate their abstracts:
-    "BSPO outperforms the representative baselines [1]."). A follow-up that points back at
-    that answer ("And how much does removing them hurt?") is about the same paper, however few
-    words it shares with it."""
-    if not answer:
+def continues(answer: str, abstracts: Sequence[str]) -> bool:
+    """Was the previous answer about the first of these abstracts (the top paper now)? One
+    of its cited sentences has most of its content words in it (the answers that pass the
+    citation check restate their abstracts), clearly more than in any of the others: a
+    generic sentence ("… outperforms strong baselines on standard benchmarks [1]") fits many
+    abstracts and settles nothing. A follow-up that points back at that answer ("And how
+    much does removing them hurt?") is about the same paper, however few words it shares
+    with it."""
+    if not answer or not abstracts:
         return False
-    held = set(_CONTENT_WORD.findall(abstract.lower()))
+    held = [content_words(a) for a in abstracts]
     for sentence in _SENTENCE_END.split(answer):
         if not _CITED.search(sentence):
             continue
-        words = {w for w in _CONTENT_WORD.findall(_CITED.sub(" ", sentence).lower()) if w not in _COMMON}
-        if len(words) >= 3 and len(words & held) >= CONTINUES * len(words):
+        words = content_words(_CITED.sub(" ", sentence))
+        if len(words) < 3:
+            continue
+        shares = [len(words & h) / len(words) for h in held]
+        if shares[0] >= CONTINUES and shares[0] - max(shares[1:], default=0.0) >= CONTINUES_MARGIN:
             return True
     return False

@@ -318,9 +318,9 @@ def defines(abstract: str, term: str) -> bool:
 # A capitalised word before a word for people describes who did the work ("two Soviet
 # mathematicians", "Google researchers"), which abstracts seldom say: it names no subject.
 _DESCRIBES_PEOPLE = re.compile(
-    r"(?<![\w-])((?:[A-Z][\w-]*\s+){0,2}[A-Z][\w-]*)(?=\s+(?:[a-z]+\s+)?(?:mathematicians?|researchers?|scientists?|authors?"
-    r"|engineers?|physicists?|economists?|statisticians?|scholars?|teams?|groups?|labs?"
-    r"|laborator(?:y|ies)|people|colleagues|collaborators)\b)"
+    r"(?<![\w-])((?:[A-Z][\w-]*\s+){0,2}[A-Z][\w-]*)(?=\s+(?:mathematicians?|researchers?|scientists?"
+    r"|authors?|engineers?|physicists?|economists?|statisticians?|scholars?|teams?|labs?"
+    r"|laborator(?:y|ies)|colleagues|collaborators)\b)"
 )
 
 
