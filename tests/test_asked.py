@@ -27,6 +27,11 @@ PRIVATESEAL = (
         ("Which pathway database supplied the genes for the experiment?", "name"),
         # "by name" asks for names whatever the noun
         ("Which baseline bisimulation methods, by name, does BSPO outperform?", "name"),
+        # "which specific …" chooses among named things, in the question's own clause
+        ("In the unlearning work, which specific baseline methods did it compare against?", "name"),
+        ("Which specific linear programming solver software does the framework call?", "name"),
+        ("How can you find out which specific facts someone taught a chatbot?", None),
+        ("What specific mechanism does the gate use?", None),
         # a baseline is as often a description ("exhaustive enumeration") as a name, and a
         # method is what the paper does ("a pruning-based method")
         ("Against what baseline does it get similar regret?", None),

@@ -58,7 +58,13 @@ _NOT_A_NOUN = (
 _ASKS_NAMES = re.compile(
     r"\b(?:which|what)\s+" + _MODIFIERS + "(" + _NAME_HEADS + r")\b"
     # "which baselines, by name": the noun after "which" (not "What are …", "Which of …")
-    r"|\b(?:which|what)\s+" + _NOT_A_NOUN + _MODIFIERS + r"([A-Za-z][\w-]*)\b(?=[^?.]*\bby\s+name\b)",
+    r"|\b(?:which|what)\s+" + _NOT_A_NOUN + _MODIFIERS + r"([A-Za-z][\w-]*)\b(?=[^?.]*\bby\s+name\b)"
+    # "Which specific LLMs …?", "…, which specific baselines …": choosing among named things, as
+    # the question's own clause ("find out which specific facts …" asks for none; "what specific
+    # mechanism" asks for a description)
+    r"|(?:^\W*|[,;:]\s*|\b(?:to|in|on|for|of|by|from|with|against)\s+)which\s+specific\s+"
+    + _NOT_A_NOUN
+    + r"([A-Za-z][\w-]*)",
     re.IGNORECASE,
 )
 # "Which algorithm does the paper propose?": the paper's own algorithm, as often described
