@@ -1242,3 +1242,17 @@ def test_the_authors_and_the_experiments_point_back_at_the_paper_just_discussed(
     assert is_follow_up("What hypothesis do the authors put forward?")
     assert is_follow_up("Which benchmark were the experiments run on?")
     assert not is_follow_up("Which paper studies how authors respond to reviewers in peer review?")
+
+
+def test_an_extractive_answer_puts_the_sentence_with_the_number_asked_first(bot) -> None:
+    """ "… checked on a synthetic benchmark with how many tasks?": the sentences closest to
+    the question restated the paper's aim; the one with "18 tasks" was not among them. The
+    closest of the paper's sentences that gives a number now comes first (the model
+    backends' fallback is this answer too)."""
+    answer = bot.ask(
+        "The approach that has LLMs imitate the execution of a Turing machine was checked on a "
+        "synthetic benchmark with how many tasks?"
+    )
+    assert not answer.refused and answer.text.split(" [1]")[0].endswith(
+        "8 classes of algorithms and 18 tasks"
+    )
