@@ -1256,3 +1256,15 @@ def test_an_extractive_answer_puts_the_sentence_with_the_number_asked_first(bot)
     assert not answer.refused and answer.text.split(" [1]")[0].endswith(
         "8 classes of algorithms and 18 tasks"
     )
+
+
+def test_they_and_them_are_not_replaced_by_a_borrowed_name() -> None:
+    """ "them" after "… the smallest singular directions …" are those directions, and
+    "they" mostly the authors: replaced by the name the previous answer used ("RMT"), the
+    question read "How much does removing RMT hurt?" (seen in Chromium). "it" still is."""
+    history = [
+        (SPECTRA_QUESTION, "Zeroing out the singular values that deviate from RMT raises perplexity [1].")
+    ]
+    alone = standalone("And how much does removing them hurt?", history, lambda t: t == "RMT")
+    assert "RMT" not in alone.question.split("(follow-up to")[0]
+    assert standalone("And how is it tested?", history, lambda t: t == "RMT").question == "How is RMT tested?"

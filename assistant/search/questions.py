@@ -41,14 +41,16 @@ _FOLLOW_UP = re.compile(
 # write are short ("How many knowledge graphs was it evaluated on, and is the code public?").
 FOLLOW_UP_WORDS = 15
 FOLLOW_UP_TO = " (follow-up to: "  # how a follow-up without a subject carries the previous question
-# Pronouns and short references a subject can replace ("it" -> "GRAPE").
+# Pronouns and short references a subject can replace ("it" -> "GRAPE"). Not "they", "them",
+# "their": the authors, or the plural things the previous turn named ("… the smallest singular
+# directions …" / "And how much does removing them hurt?" read "removing RMT" in the app).
 _REFERENCE = re.compile(
     r"\b(?:(?:this|that|the) (?:paper|method|approach|model|work|framework|system|algorithm|benchmark)"
-    r"|it|they|them)\b",
+    r"|it)\b",
     re.IGNORECASE,
 )
 _POSSESSIVE = re.compile(
-    r"\b(?:its|their|(?:this|that|the) (?:paper|method|approach|model|work|framework)'s)\b", re.IGNORECASE
+    r"\b(?:its|(?:this|that|the) (?:paper|method|approach|model|work|framework)'s)\b", re.IGNORECASE
 )
 _LEADING_AND = re.compile(r"^\s*(?:and|so|ok|okay|also|then)[\s,]+", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z0-9][\w\-]*[\w]|[A-Za-z0-9]")
