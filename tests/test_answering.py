@@ -1258,13 +1258,19 @@ def test_an_extractive_answer_puts_the_sentence_with_the_number_asked_first(bot)
     )
 
 
-def test_they_and_them_are_not_replaced_by_a_borrowed_name() -> None:
-    """ "them" after "… the smallest singular directions …" are those directions, and
-    "they" mostly the authors: replaced by the name the previous answer used ("RMT"), the
-    question read "How much does removing RMT hurt?" (seen in Chromium). "it" still is."""
+def test_they_and_them_are_not_replaced_by_a_name_the_previous_answer_used() -> None:
+    """ "them" after "… the smallest singular directions …" are those directions: replaced
+    by the name the previous answer used ("RMT"), the question read "How much does removing
+    RMT hurt?" (seen in Chromium). "it" still is; and "they" by a name the previous question
+    used ("Which testbeds did they show results on?" after "… the i-QN paper …")."""
     history = [
         (SPECTRA_QUESTION, "Zeroing out the singular values that deviate from RMT raises perplexity [1].")
     ]
     alone = standalone("And how much does removing them hurt?", history, lambda t: t == "RMT")
     assert "RMT" not in alone.question.split("(follow-up to")[0]
     assert standalone("And how is it tested?", history, lambda t: t == "RMT").question == "How is RMT tested?"
+    named = [
+        ("I'm looking for the iterated Q-Network (i-QN) paper.", "It learns action-value functions [1].")
+    ]
+    alone = standalone("Which testbeds did they show results on?", named, lambda t: t == "i-QN")
+    assert alone.question == "Which testbeds did i-QN show results on?"

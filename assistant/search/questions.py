@@ -41,17 +41,31 @@ _FOLLOW_UP = re.compile(
 # write are short ("How many knowledge graphs was it evaluated on, and is the code public?").
 FOLLOW_UP_WORDS = 15
 FOLLOW_UP_TO = " (follow-up to: "  # how a follow-up without a subject carries the previous question
-# Pronouns and short references a subject can replace ("it" -> "GRAPE"). Not "they", "them",
-# "their": the authors, or the plural things the previous turn named ("… the smallest singular
-# directions …" / "And how much does removing them hurt?" read "removing RMT" in the app).
+# Pronouns and short references a subject can replace ("it" -> "GRAPE"). "they", "them",
+# "their" only by a name the previous question used ("Which testbeds did they show results
+# on?" after "… the iterated Q-Network (i-QN) paper …"): a name borrowed from the previous
+# answer is often not the paper's ("… singular values that deviate from RMT …"), and
+# "removing them" read "removing RMT" in the app.
 _REFERENCE = re.compile(
     r"\b(?:(?:this|that|the) (?:paper|method|approach|model|work|framework|system|algorithm|benchmark)"
-    r"|it)\b",
+    r"|it|(?P<plural>they|them))\b",
     re.IGNORECASE,
 )
 _POSSESSIVE = re.compile(
-    r"\b(?:its|(?:this|that|the) (?:paper|method|approach|model|work|framework)'s)\b", re.IGNORECASE
+    r"\b(?:its|(?P<plural>their)|(?:this|that|the) (?:paper|method|approach|model|work|framework)'s)\b",
+    re.IGNORECASE,
 )
+
+
+def _replace(pattern: re.Pattern[str], body: str, by: str, plural: bool) -> tuple[str, int]:
+    """`body` with the first of `pattern`'s references replaced by `by` (a plural pronoun
+    only when `plural`), and how many were (0 or 1)."""
+    for m in pattern.finditer(body):
+        if plural or m.group("plural") is None:
+            return body[: m.start()] + by + body[m.end() :], 1
+    return body, 0
+
+
 _LEADING_AND = re.compile(r"^\s*(?:and|so|ok|okay|also|then)[\s,]+", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z0-9][\w\-]*[\w]|[A-Za-z0-9]")
 
@@ -209,6 +223,7 @@ def standalone(
         previous = previous[:limit].rsplit(" ", 1)[0] or previous[:limit]
     retrieval = f"{previous} {question}"
     subject = _subject(_TOKEN.findall(previous), is_key_term)
+    asked_by_name = subject is not None  # the previous question named it, not its answer
     answer = pairs[-1][1]
     if subject is None and _CITED.search(answer):
         # not a sentence's first word: "Market-based agents refer to …" names nothing
@@ -221,9 +236,9 @@ def standalone(
     body = _LEADING_AND.sub("", question)
     body = body[:1].upper() + body[1:]
     if subject:
-        replaced, n = _POSSESSIVE.subn(f"{subject}'s", body, count=1)
+        replaced, n = _replace(_POSSESSIVE, body, f"{subject}'s", asked_by_name)
         if not n:
-            replaced, n = _REFERENCE.subn(subject, body, count=1)
+            replaced, n = _replace(_REFERENCE, body, subject, asked_by_name)
         if n:
             return Standalone(replaced, retrieval, True, note, cited)
     return Standalone(f"{body}{FOLLOW_UP_TO}{previous})", retrieval, True, note, cited)
