@@ -99,7 +99,8 @@ the corpus when the set is loaded, so ids may change without the sets going stal
   each, 20 two-turn follow-ups whose second question does not name the paper ("it", "the
   authors", or no reference at all; 5 ask for the authors, 6 for a fact worded unlike the
   abstract), 12 near-misses, 8 near-topic off-corpus questions (3 in everyday words); no
-  abstract is used twice;
+  abstract is used twice. `heldout17` and `heldout18` were read after their blind
+  measurements (stop 60): rules written since may have been shaped by them;
 - `offcorpus.jsonl`: 50 questions no abstract answers, most about subjects next to
   the corpus's (dueling bandits, flow matching), written and checked by the same helper.
 """
