@@ -19,9 +19,9 @@ from assistant.text import content_words, has_word_characters, name_like, questi
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # What makes a question a follow-up: it opens with "and" / "what about", or it refers back
 # with a pronoun, "the paper", "the authors", "the experiments", or a demonstrative naming
-# what it points at ("that analysis",
-# "is that an extended version …", "… of this?"). A bare "that" is mostly a relative
-# pronoun ("a technique that lifts …", "shows that …") and "also" an adverb: neither is one.
+# what it points at ("that analysis", "is that an extended version …", "… of this?"). A bare
+# "that" is mostly a relative pronoun ("a technique that lifts …", "shows that …") and "also"
+# an adverb: neither is one.
 _FOLLOW_UP_START = re.compile(r"^\W*(?:and|also|what about|how about)\b", re.IGNORECASE)
 _FOLLOW_UP = re.compile(
     r"\b(?:it(?!\s+(?:is\s+|was\s+)?(?:possible|true|hard|difficult|easy|feasible|necessary|known|costs?)"
@@ -106,9 +106,9 @@ def _content_text(content: Any) -> str | None:
     return text if isinstance(text, str) else None
 
 
-# The chat app shows each [n] as a link to its source card ("[\\[1\\]](#source-1)"), and hands
-# that text back as the history.
-# It strikes through a sentence the check did not support: no part of what the answer said.
+# The chat app strikes through a sentence the check did not support (no part of what the
+# answer said), and shows each [n] as a link to its source card ("[\\[1\\]](#source-1)"); it
+# hands that text back as the history.
 _STRUCK = re.compile(r"~~.*?~~(?:\s*\*\(unsupported\)\*)?")
 _LINKED = re.compile(r"\[\\\[(\d+)\\\]\]\(#source-\d+\)")
 
