@@ -101,6 +101,13 @@ the corpus when the set is loaded, so ids may change without the sets going stal
   abstract), 12 near-misses, 8 near-topic off-corpus questions (3 in everyday words); no
   abstract is used twice. `heldout17` and `heldout18` were read after their blind
   measurements (stop 60): rules written since may have been shaped by them;
+- `heldout19.jsonl`: a nineteenth blind set, committed on its own before anything was
+  measured on it, by a helper who read only the seeds: 20 paraphrases asking for one fact
+  each (content-word share 0.20), 10 two-turn follow-ups that do not name the paper (2 ask
+  for the authors), 12 near-misses (4 "which specific …" / "what exactly …", 3 as
+  follow-ups), 10 near-topic off-corpus questions (4 "is there a paper …", 3 in everyday
+  words) and 8 follow-ups that switch to a neighbouring topic the corpus does not cover
+  ("what about …?"); no abstract is used twice, all 50 among those the other sets use least;
 - `offcorpus.jsonl`: 50 questions no abstract answers, most about subjects next to
   the corpus's (dueling bandits, flow matching), written and checked by the same helper.
 """
@@ -135,6 +142,7 @@ HELDOUT15_QUESTIONS = HERE / "questions" / "heldout15.jsonl"
 HELDOUT16_QUESTIONS = HERE / "questions" / "heldout16.jsonl"
 HELDOUT17_QUESTIONS = HERE / "questions" / "heldout17.jsonl"
 HELDOUT18_QUESTIONS = HERE / "questions" / "heldout18.jsonl"
+HELDOUT19_QUESTIONS = HERE / "questions" / "heldout19.jsonl"
 OFFCORPUS_QUESTIONS = HERE / "questions" / "offcorpus.jsonl"
 SETS = {
     "heldout": HELDOUT_QUESTIONS,
@@ -155,6 +163,7 @@ SETS = {
     "heldout16": HELDOUT16_QUESTIONS,
     "heldout17": HELDOUT17_QUESTIONS,
     "heldout18": HELDOUT18_QUESTIONS,
+    "heldout19": HELDOUT19_QUESTIONS,
     "seeds": SEED_QUESTIONS,
     "offcorpus": OFFCORPUS_QUESTIONS,
 }
