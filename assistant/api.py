@@ -20,6 +20,7 @@ from assistant.corpus.removal import RemoveReport, remove
 from assistant.corpus.strong_index import (
     BACKGROUND_BATCH,
     Builder,
+    FastIds,
     IndexStatus,
     build,
     followed,
@@ -304,7 +305,8 @@ class Assistant:
         strong.settings.resolved_embedder_path()  # not installed: a ConfigError saying how to
         self.live.reload()  # the newest fast snapshot: the papers the strong index must hold
         self._follow_fast()
-        papers = self.live.retriever().catalogue.papers
+        papers, key = self.live.current()
+        fast_ids = FastIds(self.settings.snapshot_dir, papers, key)
         if background:  # small batches, each started only while no question is in flight
             added = build(
                 papers,
@@ -315,9 +317,12 @@ class Assistant:
                 progress,
                 before_batch=lambda: self._wait_for_quiet(stop),
                 batch_size=BACKGROUND_BATCH,
+                fast_ids=fast_ids,
             )
         else:
-            added = build(papers, strong.store, strong.embedder, strong.settings, stop, progress)
+            added = build(
+                papers, strong.store, strong.embedder, strong.settings, stop, progress, fast_ids=fast_ids
+            )
         self._built = None  # count it again at the next question
         if added:
             strong.live.reload()

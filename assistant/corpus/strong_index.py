@@ -17,13 +17,14 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
+from pathlib import Path
 
 from assistant.config import Settings
 from assistant.corpus.building import marker as building_marker
 from assistant.corpus.changes import Changes, apply
 from assistant.corpus.ingest import load_checked, save_lexical, sync_snapshot, writing
 from assistant.index.embed import PROFILES, Embedder, Profile
-from assistant.index.snapshot import Snapshot
+from assistant.index.snapshot import Loaded, Snapshot, SnapshotDamaged
 from assistant.index.store import VectorStore, bounded
 from assistant.types import Paper
 
@@ -125,6 +126,27 @@ def mirror(papers: Sequence[Paper], store: VectorStore, settings: Settings) -> i
     """Make the index of `settings` follow the fast one's `papers`: papers removed there (or
     replaced by a new version) are deleted here, changed metadata (sources, a DOI filled in)
     is copied. Nothing is embedded. Returns how many papers were deleted or changed."""
+    want = {p.id: bounded(p) for p in papers}
+
+    def changes(loaded: Loaded) -> Changes:
+        out = Changes()
+        for paper in loaded.papers:
+            fresh = want.get(paper.id)
+            if fresh is None:
+                out.deletions.add(paper.id)
+            elif fresh != paper:
+                out.updates[paper.id] = fresh
+        return out
+
+    return _change(store, settings, changes)
+
+
+def forget(ids: set[str], store: VectorStore, settings: Settings) -> int:
+    """Delete these papers from the index of `settings` (nothing else changes)."""
+    return _change(store, settings, lambda loaded: Changes(deletions=ids & loaded.index.keys()))
+
+
+def _change(store: VectorStore, settings: Settings, changes_of: Callable[[Loaded], Changes]) -> int:
     snapshot = Snapshot(settings.snapshot_dir)
     if snapshot.manifest() is None:
         return 0
@@ -133,19 +155,37 @@ def mirror(papers: Sequence[Paper], store: VectorStore, settings: Settings) -> i
         loaded = load_checked(session, snapshot)
         if loaded is None:
             return 0
-        want = {p.id: bounded(p) for p in papers}
-        changes = Changes()
-        for paper in loaded.papers:
-            fresh = want.get(paper.id)
-            if fresh is None:
-                changes.deletions.add(paper.id)
-            elif fresh != paper:
-                changes.updates[paper.id] = fresh
+        changes = changes_of(loaded)
         if not changes:
             return 0
         apply(session, snapshot, loaded, changes)
     save_lexical(settings, snapshot)
     return len(changes.deletions) + len(changes.updates)
+
+
+class FastIds:
+    """The ids of the papers the fast index holds now, by its snapshot on disk: read again
+    only when its manifest changed since `papers` (of the snapshot `fingerprint`) were
+    read. Asked under the write lock, before each batch of a build is stored."""
+
+    def __init__(self, folder: Path, papers: Sequence[Paper], fingerprint: str | None) -> None:
+        self._snapshot = Snapshot(folder)
+        self._fingerprint = fingerprint
+        self._ids: set[str] = {p.id for p in papers}
+
+    def __call__(self) -> set[str]:
+        manifest = self._snapshot.manifest()
+        if manifest is None or manifest.fingerprint == self._fingerprint:
+            return self._ids
+        try:
+            loaded = self._snapshot.load(manifest)
+        except (OSError, SnapshotDamaged) as exc:
+            # Unreadable now: store nothing the fast index may have dropped; the next round
+            # of the build embeds the rest again.
+            log.warning("cannot read the fast index's snapshot (%s); this batch waits", exc)
+            return set()
+        self._fingerprint, self._ids = manifest.fingerprint, set(loaded.index)
+        return self._ids
 
 
 def build(
@@ -157,14 +197,26 @@ def build(
     progress: Callable[[int, int], None] | None = None,
     before_batch: Callable[[], None] | None = None,
     batch_size: int = 0,
+    fast_ids: Callable[[], set[str]] | None = None,
 ) -> int:
     """Embed and store the papers the index of `settings` lacks; returns how many were added.
     `progress(done, total)` is called after each batch; `stop` ends the build between batches;
-    `before_batch` may wait (the app: until no question is being answered)."""
+    `before_batch` may wait (the app: until no question is being answered). `fast_ids`: the
+    ids the fast index holds now, asked under the write lock before each batch is stored: a
+    paper removed or replaced there while the batch was embedded (another process's
+    ingestion or removal) is not stored. Papers held here that the fast index lacks are
+    deleted first."""
     size = batch_size or BATCH
     snapshot = Snapshot(settings.snapshot_dir)
     with writing(settings, store, timeout=LOCK_WAIT_S, background=True), store.session() as session:
         existing = sync_snapshot(session, snapshot)
+    stale = existing - (fast_ids() if fast_ids is not None else {p.id for p in papers})
+    if stale:
+        # Left by a batch stored after the paper was removed or replaced (before `fast_ids`
+        # guarded it): the counts would match with a stale abstract among them, or never.
+        forget(stale, store, settings)
+        with writing(settings, store, timeout=LOCK_WAIT_S, background=True), store.session() as session:
+            existing = sync_snapshot(session, snapshot)
     todo = [p for p in papers if p.id not in existing]
     added = 0
     marker = building_marker(settings)
@@ -182,7 +234,10 @@ def build(
                 manifest = snapshot.manifest()
                 if manifest is None or manifest.count != len(existing):  # another builder wrote
                     existing = sync_snapshot(session, snapshot)
-                keep = [i for i, p in enumerate(batch) if p.id not in existing]
+                held = fast_ids() if fast_ids is not None else None
+                keep = [
+                    i for i, p in enumerate(batch) if p.id not in existing and (held is None or p.id in held)
+                ]
                 if keep:
                     fresh = [batch[i] for i in keep]
                     session.add(fresh, vectors[keep])
