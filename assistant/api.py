@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from assistant.answer.plan import Plan, judge
+from assistant.answer.plan import Plan, judge, naming_subject
 from assistant.answer.rules import Rules
 from assistant.answerers import answerer, backend_names
 from assistant.config import BUNDLED_EMBEDDER, Settings
@@ -446,7 +446,7 @@ class Assistant:
         retriever = self._ready()
         question = clean_question(question, self.settings.max_question_chars)
         alone = standalone(question, history, retriever.is_key_term, self.settings.max_question_chars)
-        result = self._search(alone.retrieval, k, filters)
+        result = naming_subject(self._search(alone.retrieval, k, filters), alone.switch_words)
         if alone.note:
             result = replace(result, notes=(*result.notes, alone.note))
         route = self.rules.router.decide(alone.question, result, retriever.catalogue, retriever.lexical.df)
@@ -464,6 +464,7 @@ class Assistant:
             self.rules.details,
             retriever.unknown_names,
             continues=continues(alone.answer, [h.paper.abstract for h in result.hits]),
+            switch=(alone.switch, alone.switch_words),
         )
         return Plan(question, alone, result, route, tuple(scored), verdict, cover)
 

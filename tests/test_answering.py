@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from assistant import Answer, Assistant
-from assistant.search.questions import conversation, is_follow_up, standalone
+from assistant.search.questions import conversation, is_follow_up, standalone, switched_subject
 from assistant.types import REFUSAL, SentenceChecked, Sources, TextDelta
 from tests.conftest import paper_id
 from tests.fakes import SCRIPTED
@@ -1055,6 +1055,51 @@ def test_a_follow_up_on_the_paper_just_cited_is_answered_from_it(seeded_dir) -> 
     assert not bot.plan(
         "And dueling bandits?", history=[(SPECTRA_QUESTION, SPECTRA_ANSWER)]
     ).verdict.continues
+
+
+BAI_QUESTION = "Is there a paper on best-arm identification when the arm means all shift over time?"
+BAI_ANSWER = "It formulates best-arm identification in non-stationary stochastic bandits [1]."
+
+
+def test_a_follow_up_that_only_names_another_subject_is_about_that_subject() -> None:
+    """ "What about dueling bandits?" keeps the previous question's ask and changes what it
+    is about; "What about its runtime?" points back, and "And how many datasets?" asks a
+    question of its own."""
+    assert switched_subject("What about dueling bandits?", BAI_QUESTION) == (
+        "dueling bandits",
+        frozenset({"dueli", "bandi"}),
+    )
+    assert switched_subject("And for speech?", BAI_QUESTION)[0] == "speech"
+    assert switched_subject("Do you have anything similar for protein folding?", BAI_QUESTION)[0] == (
+        "protein folding"
+    )
+    assert switched_subject("And dueling bandits?", BAI_QUESTION)[0] == "dueling bandits"
+    for own in (
+        "What about its runtime?",
+        "And how many datasets?",
+        "And who wrote it?",
+        "What about the authors?",
+    ):
+        assert switched_subject(own, BAI_QUESTION) == ("", frozenset()), own
+    # nothing new: the previous question's own subject
+    assert switched_subject("What about best-arm identification?", BAI_QUESTION) == ("", frozenset())
+
+
+def test_a_switch_to_a_subject_no_abstract_names_is_refused_not_answered_from_the_last_paper(bot) -> None:
+    """A walk (stop 60): "What about dueling bandits?" after a question on another paper was
+    answered with that paper's sentences (retrieval reads both turns, so the previous paper
+    comes first). It is refused, naming the subject and the closest papers; a switch to a
+    subject the library has is answered from the paper that names it."""
+    history = [(BAI_QUESTION, BAI_ANSWER)]
+    plan = bot.plan("What about dueling bandits?", history=history)
+    assert plan.standalone.switch == "dueling bandits"
+    assert not plan.verdict.answerable
+    assert plan.verdict.reason == "None of the closest abstracts mentions “dueling bandits”."
+    answer = bot.ask("What about dueling bandits?", history=history)
+    assert answer.refused and "closest papers are" in (answer.reason or "")
+    linear = bot.ask("And for linear bandits in high dimensions?", history=history)
+    assert not linear.refused, linear.reason
+    assert linear.citations[0].paper.id == paper_id(bot, "High-dimensional linear bandits")
 
 
 MARKET = "Market-based agents refer to reinforcement learning agents"

@@ -5,7 +5,7 @@ an answer. `Plan` also builds the `Answer`s, so every backend fills them alike."
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from assistant.answer.asked import asked_head, asked_kind
 from assistant.answer.evidence import (
@@ -19,6 +19,7 @@ from assistant.answer.route import Route
 from assistant.answer.rules import DetailRules, LexiconDetails
 from assistant.config import Settings
 from assistant.search.questions import Standalone
+from assistant.text import content_words
 from assistant.types import REFUSAL, Answer, Citation, Hit, Paper, SearchResult, SentenceSupport, Sources
 
 
@@ -118,11 +119,15 @@ def judge(
     details: DetailRules | None = None,
     unknown_names: Callable[[str], list[str]] | None = None,
     continues: bool = False,
+    switch: tuple[str, frozenset[str]] = ("", frozenset()),
 ) -> Verdict:
     """Does the evidence support an answer? Decided on scores, never on a model's wording.
     `continues`: the question points back at the previous answer, which was about the top
     paper ("And how much does removing them hurt?"): the conversation settled what it is
-    about, so its few words need not match the abstract well."""
+    about, so its few words need not match the abstract well. `switch`: the new subject a
+    follow-up turns to and its words ("What about dueling bandits?", {"duel"}): one of the
+    papers handed over must name them all, or the question is refused with the closest
+    papers (retrieval reads both turns, and the previous turn's paper comes first)."""
     details = details or LexiconDetails()
     hits = list(result.hits)
     dense = best_dense(hits)
@@ -136,6 +141,11 @@ def judge(
         if not result.filters.is_empty():
             why += f" with the filters {result.filters.describe()}"
         return Verdict(False, why + ".", dense, sentence)
+    subject, words = switch
+    filtered = not (result.detected.is_empty() and result.filters.is_empty())  # "And at ICLR?"
+    naming = not words or any(names_all(h.paper, words) for h in hits[: settings.context_papers])
+    if words and route.kind != "catalogue" and not filtered and not naming:
+        return Verdict(False, f"None of the closest abstracts mentions “{subject}”.", dense, sentence)
     top = hits[0].paper
     text = f"{top.abstract} {_listing(top)}" if route.kind == "catalogue" else top.abstract
     asked = details.requested(standalone)
@@ -189,6 +199,22 @@ def judge(
             score=score,
         )
     return Verdict(True, dense=dense, sentence=sentence, score=score, strong=strong, continues=continues)
+
+
+def names_all(paper: Paper, words: frozenset[str]) -> bool:
+    """Does the paper's title or abstract use each of these content words (`content_words`)?"""
+    return words <= content_words(f"{paper.title or ''} {paper.abstract}")
+
+
+def naming_subject(result: SearchResult, words: frozenset[str]) -> SearchResult:
+    """Only the hits that name every word of a new subject ("What about linear bandits?"
+    after a question on another paper: retrieval reads both turns, so that paper comes
+    first and its sentences fit the question best), in their search order; all of them when
+    none does (`judge` then refuses, naming the closest)."""
+    naming = tuple(h for h in result.hits if names_all(h.paper, words)) if words else ()
+    if not naming or len(naming) == len(result.hits):
+        return result
+    return replace(result, hits=tuple(replace(h, rank=i + 1) for i, h in enumerate(naming)))
 
 
 def _listing(paper: Paper) -> str:

@@ -66,6 +66,39 @@ def _replace(pattern: re.Pattern[str], body: str, by: str, plural: bool) -> tupl
     return body, 0
 
 
+# A follow-up that only names another subject ("What about dueling bandits?", "And for
+# speech?", "Anything similar for graphs?") keeps the previous question's ask and changes
+# what it is about: an answer must come from an abstract that names the new subject, not
+# from the previous turn's paper (a walk: "What about dueling bandits?" was answered with
+# the sentences of the sea-ice paper asked about before).
+_SWITCH = re.compile(
+    r"^\W*(?:(?:and|so|ok|okay)\W+)?"
+    r"(?:(?:what|how)\s+about|(?:and\s+)?(?:for|in|on|with|regarding)"
+    r"|(?:is\s+there\s+|are\s+there\s+|do\s+you\s+have\s+)?(?:anything|something|any(?:\s+(?:work|papers?))?)"
+    r"(?:\s+(?:similar|else|comparable|like\s+(?:that|this)))?\s+(?:for|on|about|in|with|regarding)"
+    r"|(?:and\s+)?(?:the\s+)?same\s+(?:for|with))\s+(?P<subject>[^?]+?)\W*$"
+    r"|^\W*and\s+(?P<bare>(?:\S+\s+){0,3}\S+?)\W*$",  # "And dueling bandits?"
+    re.IGNORECASE,
+)
+_ASKS = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how|does|did|do|is|are|was|were)\b", re.I)
+_NOT_A_SUBJECT = frozenset("simil other else somet anyth kind kinds ones same relat".split())
+SWITCH_WORDS = 8  # a longer "what about …" asks a question of its own
+
+
+def switched_subject(question: str, previous: str) -> tuple[str, frozenset[str]]:
+    """The new subject a follow-up turns to ("dueling bandits" in "What about dueling
+    bandits?") and its content words the previous question did not use ("duel"); ("", ∅)
+    when the follow-up points back ("What about its runtime?") or asks something of its own."""
+    m = _SWITCH.match(question)
+    if m is None:
+        return "", frozenset()
+    subject = (m.group("subject") or m.group("bare")).strip()
+    if len(subject.split()) > SWITCH_WORDS or _FOLLOW_UP.search(subject) or _ASKS.search(subject):
+        return "", frozenset()
+    words = frozenset(content_words(subject) - content_words(previous) - _NOT_A_SUBJECT)
+    return (subject, words) if words else ("", frozenset())
+
+
 _LEADING_AND = re.compile(r"^\s*(?:and|so|ok|okay|also|then)[\s,]+", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z0-9][\w\-]*[\w]|[A-Za-z0-9]")
 
@@ -180,6 +213,10 @@ class Standalone:
     # the previous turn's answer, when the question refers back to it ("How much does removing
     # them hurt?") and it cited a paper: `continues` says whether an abstract is what it was about
     answer: str = ""
+    # the new subject a follow-up turns to ("What about dueling bandits?") and its words the
+    # previous question lacks: an abstract handed over must name them (`switched_subject`)
+    switch: str = ""
+    switch_words: frozenset[str] = frozenset()
 
     @property
     def own(self) -> str:
@@ -235,6 +272,9 @@ def standalone(
     cited = answer if _CITED.search(answer) and _FOLLOW_UP.search(question) else ""
     body = _LEADING_AND.sub("", question)
     body = body[:1].upper() + body[1:]
+    switch, switch_words = switched_subject(question, previous)
+    if switch:
+        return Standalone(f"{body}{FOLLOW_UP_TO}{previous})", retrieval, True, note, "", switch, switch_words)
     if subject:
         replaced, n = _replace(_POSSESSIVE, body, f"{subject}'s", asked_by_name)
         if not n:
