@@ -187,6 +187,11 @@ _COMMON = frozenset(
 )
 
 
+def content_terms(sentence: str) -> list[str]:
+    """A sentence's content words, folded ("High-dimensional" -> "high", "dimensional")."""
+    return [w for w in CONTENT_WORD.findall(fold(sentence)) if w not in _COMMON]
+
+
 def content_words(sentence: str) -> set[str]:
     """Stems (first five letters) of a sentence's content words."""
-    return {w[:5] for w in CONTENT_WORD.findall(fold(sentence)) if w not in _COMMON}
+    return {w[:5] for w in content_terms(sentence)}

@@ -1067,13 +1067,21 @@ def test_a_follow_up_that_only_names_another_subject_is_about_that_subject() -> 
     question of its own."""
     assert switched_subject("What about dueling bandits?", BAI_QUESTION) == (
         "dueling bandits",
-        frozenset({"dueli", "bandi"}),
+        frozenset({"dueling", "bandit"}),
+    )
+    # whole words: "quantum" is not "quantitative" (a five-letter stem took one for the other)
+    assert switched_subject("Anything similar for quantum neural networks?", BAI_QUESTION)[1] == frozenset(
+        {"quantum", "neural", "network"}
     )
     assert switched_subject("And for speech?", BAI_QUESTION)[0] == "speech"
     assert switched_subject("Do you have anything similar for protein folding?", BAI_QUESTION)[0] == (
         "protein folding"
     )
     assert switched_subject("And dueling bandits?", BAI_QUESTION)[0] == "dueling bandits"
+    # "similar" and "same" refer back: a follow-up, however long ("Anything on X?" is not)
+    assert is_follow_up("Do you have anything similar for protein folding in living cells?")
+    assert is_follow_up("Same for speech recognition models trained on podcasts?")
+    assert not is_follow_up("Anything on dueling bandits in recommender systems at scale?")
     for own in (
         "What about its runtime?",
         "And how many datasets?",

@@ -31,6 +31,9 @@ PRIVATESEAL = (
         ("In the unlearning work, which specific baseline methods did it compare against?", "name"),
         ("Which specific linear programming solver software does the framework call?", "name"),
         ("How can you find out which specific facts someone taught a chatbot?", None),
+        # "what (exactly) are the … datasets" asks for them as "which datasets" does
+        ("What exactly are the model-zoo datasets of pretrained weights used to evaluate it?", "name"),
+        ("What are the datasets' sizes?", None),
         ("What specific mechanism does the gate use?", None),
         # a baseline is as often a description ("exhaustive enumeration") as a name, and a
         # method is what the paper does ("a pruning-based method")

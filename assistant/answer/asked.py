@@ -57,6 +57,8 @@ _NOT_A_NOUN = (
 )
 _ASKS_NAMES = re.compile(
     r"\b(?:which|what)\s+" + _MODIFIERS + "(" + _NAME_HEADS + r")\b"
+    # "What exactly are the model-zoo datasets used …?", "What were the benchmarks …?"
+    r"|\bwhat\s+(?:exactly\s+)?(?:are|were)\s+the\s+" + _MODIFIERS + "(" + _NAME_HEADS + r")\b(?!')"
     # "which baselines, by name": the noun after "which" (not "What are …", "Which of …")
     r"|\b(?:which|what)\s+" + _NOT_A_NOUN + _MODIFIERS + r"([A-Za-z][\w-]*)\b(?=[^?.]*\bby\s+name\b)"
     # "Which specific LLMs …?", "…, which specific baselines …": choosing among named things, as

@@ -19,7 +19,7 @@ from assistant.answer.route import Route
 from assistant.answer.rules import DetailRules, LexiconDetails
 from assistant.config import Settings
 from assistant.search.questions import Standalone
-from assistant.text import content_words
+from assistant.text import content_terms
 from assistant.types import REFUSAL, Answer, Citation, Hit, Paper, SearchResult, SentenceSupport, Sources
 
 
@@ -202,8 +202,10 @@ def judge(
 
 
 def names_all(paper: Paper, words: frozenset[str]) -> bool:
-    """Does the paper's title or abstract use each of these content words (`content_words`)?"""
-    return words <= content_words(f"{paper.title or ''} {paper.abstract}")
+    """Does the paper's title or abstract use each of these words ("bandit": "bandits";
+    "dimension": "high-dimensional"), as a word's start (`switched_subject`)?"""
+    terms = set(content_terms(f"{paper.title or ''} {paper.abstract}"))
+    return all(any(t.startswith(w) for t in terms) for w in words)
 
 
 def naming_subject(result: SearchResult, words: frozenset[str]) -> SearchResult:

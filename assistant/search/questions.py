@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assistant.errors import QuestionError
-from assistant.text import content_words, has_word_characters, name_like, question_words
+from assistant.text import content_terms, content_words, has_word_characters, name_like, question_words
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # What makes a question a follow-up: it opens with "and" / "what about", or it refers back
@@ -22,7 +22,13 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # what it points at ("that analysis", "is that an extended version …", "… of this?"). A bare
 # "that" is mostly a relative pronoun ("a technique that lifts …", "shows that …") and "also"
 # an adverb: neither is one.
-_FOLLOW_UP_START = re.compile(r"^\W*(?:and|also|what about|how about)\b", re.IGNORECASE)
+_FOLLOW_UP_START = re.compile(
+    r"^\W*(?:and|also|what about|how about"
+    # "Anything similar for quantum networks?", "Same for speech?": similar to what was asked
+    r"|(?:is\s+there\s+|are\s+there\s+|do\s+you\s+have\s+)?(?:anything|something|any\s+papers?)"
+    r"\s+(?:similar|else|comparable|like\s+th(?:at|is))|(?:the\s+)?same\s+(?:for|with))\b",
+    re.IGNORECASE,
+)
 _FOLLOW_UP = re.compile(
     r"\b(?:it(?!\s+(?:is\s+|was\s+)?(?:possible|true|hard|difficult|easy|feasible|necessary|known|costs?)"
     r"\s+(?:to|that)\b)(?<!\bis it(?=\s+to\b))|its|it's|they|them|their|he|she|his|her|the paper|the method"
@@ -77,25 +83,32 @@ _SWITCH = re.compile(
     r"|(?:is\s+there\s+|are\s+there\s+|do\s+you\s+have\s+)?(?:anything|something|any(?:\s+(?:work|papers?))?)"
     r"(?:\s+(?:similar|else|comparable|like\s+(?:that|this)))?\s+(?:for|on|about|in|with|regarding)"
     r"|(?:and\s+)?(?:the\s+)?same\s+(?:for|with))\s+(?P<subject>[^?]+?)\W*$"
-    r"|^\W*and\s+(?P<bare>(?:\S+\s+){0,3}\S+?)\W*$",  # "And dueling bandits?"
+    r"|^\W*and\s+(?P<bare>(?:\S+\s+){0,5}\S+?)\W*$",  # "And dueling bandits?"
     re.IGNORECASE,
 )
 _ASKS = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how|does|did|do|is|are|was|were)\b", re.I)
-_NOT_A_SUBJECT = frozenset("simil other else somet anyth kind kinds ones same relat".split())
+_NOT_A_SUBJECT = frozenset("similar other else something anything kind kinds ones same related like".split())
 SWITCH_WORDS = 8  # a longer "what about …" asks a question of its own
 
 
 def switched_subject(question: str, previous: str) -> tuple[str, frozenset[str]]:
     """The new subject a follow-up turns to ("dueling bandits" in "What about dueling
-    bandits?") and its content words the previous question did not use ("duel"); ("", ∅)
-    when the follow-up points back ("What about its runtime?") or asks something of its own."""
+    bandits?") and its content words the previous question did not use, whole and without
+    a plural "s" ("dueling"; a five-letter stem would take "quantum" for "quantitative");
+    ("", ∅) when the follow-up points back ("What about its runtime?") or asks something of
+    its own."""
     m = _SWITCH.match(question)
     if m is None:
         return "", frozenset()
     subject = (m.group("subject") or m.group("bare")).strip()
     if len(subject.split()) > SWITCH_WORDS or _FOLLOW_UP.search(subject) or _ASKS.search(subject):
         return "", frozenset()
-    words = frozenset(content_words(subject) - content_words(previous) - _NOT_A_SUBJECT)
+    before = content_words(previous)
+    words = frozenset(
+        w[:-1] if w.endswith("s") and len(w) > 4 else w
+        for w in content_terms(subject)
+        if w[:5] not in before and w not in _NOT_A_SUBJECT
+    )
     return (subject, words) if words else ("", frozenset())
 
 
