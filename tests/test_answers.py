@@ -74,6 +74,57 @@ def test_planted_wrong_citations_are_removed_or_recited(bot) -> None:
     assert "[9]" not in text and "[1]" in text and "[2]" not in text
 
 
+def test_a_claim_its_abstract_denies_is_not_supported(bot) -> None:
+    """ "Yes, their regret bounds grow polynomially with the number of followers" cited to
+    "these bounds do not grow with n at a polynomial rate": the words are the same but one,
+    the fact the opposite (a heldout19 follow-up, answered so by the model and supported).
+    The abstract's sentence is shown instead; the claim with its negation is kept."""
+    hits = [
+        h
+        for h in bot.search("multi-follower Bayesian Stackelberg games", k=5)
+        if "do not grow" in h.paper.abstract
+    ]
+    reply = [
+        "Yes, the leader's regret bounds grow polynomially with the number of followers [1]. ",
+        "The leader's regret bounds do not grow polynomially with the number of followers [1]. ",
+    ]
+    checker = Checker(hits, bot.embedder, threshold=0.45, margin=0.08)
+    list(checked_events(iter(reply), checker))
+    wrong, right = checker.results
+    # answered the other way, by the abstract's own sentence
+    assert wrong.supported and wrong.text.startswith("Interestingly, these bounds do not grow with $n$"), (
+        wrong
+    )
+    assert "said the opposite of the cited abstract" in (wrong.note or "") and checker.denials == 1
+    assert right.supported and right.text.startswith("The leader's regret bounds do not grow"), right
+
+
+@pytest.mark.parametrize(
+    ("sentence", "claim", "word"),
+    [
+        (
+            "These bounds do not grow with $n$ at a polynomial rate.",
+            "Their bounds grow polynomially.",
+            "grow",
+        ),
+        ("Our method does not require retraining.", "The method requires retraining the model.", "require"),
+        ("The dynamics never converge in this regime.", "The dynamics converge in this regime.", "converge"),
+        ("We find no evidence of memorization.", "The models show evidence of memorization.", "evidence"),
+        # the claim keeps a negation of its own, or the sentence denies nothing
+        ("Our method does not require retraining.", "The method requires no retraining.", None),
+        ("It improves not only accuracy but also robustness.", "It improves accuracy.", None),
+        ("No-regret dynamics converge to equilibria.", "The dynamics converge.", None),
+        ("This holds whether or not the game is monotone.", "The game is monotone.", None),
+    ],
+)
+def test_a_denied_word_is_found_only_where_the_claim_asserts_it(
+    sentence: str, claim: str, word: str | None
+) -> None:
+    from assistant.answer.negation import denied
+
+    assert denied(sentence, claim) == word
+
+
 def test_a_number_the_cited_abstract_does_not_state_is_not_supported(bot) -> None:
     """Close in meaning is not enough: '10 bits' is made up, 'three requirements' is stated."""
     hits = list(bot.search("PrivateSeal watermarking framework for pre-existing images", k=3))
