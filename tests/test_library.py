@@ -70,6 +70,28 @@ def test_an_edited_abstract_replaces_its_old_version(seeded, tmp_path: Path) -> 
     assert seeded.store.count() == 88
 
 
+def test_the_first_search_after_another_process_edits_or_removes_a_paper_never_returns_it(
+    seeded, tmp_path: Path
+) -> None:
+    """A running view loads another process's changes beside its questions and answers from
+    what it had meanwhile: a paper added elsewhere may come a moment late, but a replaced or
+    removed one must not be answered from. (A walk, stop 61: the question asked 3 s after
+    `assistant remove` in another terminal was answered from the removed paper.) The first
+    search after such a change waits for the reload; after an addition it does not."""
+    library = tmp_path / "library.jsonl"
+    write_jsonl(library, [{"id": "snail", "abstract": SNAIL.format("4.1")}, {"id": "bee", "abstract": BEE}])
+    assert seeded.ingest([library]).added == 2
+    watcher = Assistant(data_dir=seeded.settings.data_dir, corpus=[SEEDS], backend="extractive", refresh_s=0)
+    assert snails(watcher) == [SNAIL.format("4.1")]
+
+    write_jsonl(library, [{"id": "snail", "abstract": SNAIL.format("2.7")}, {"id": "bee", "abstract": BEE}])
+    assert seeded.ingest([library]).updated == 1
+    assert snails(watcher) == [SNAIL.format("2.7")]  # the first search after the edit
+    assert len(seeded.remove(ids=["snail"]).removed) == 1
+    assert snails(watcher) == []  # the first search after the removal
+    assert len(watcher.catalogue) == 88
+
+
 def test_a_record_without_id_or_doi_edited_under_its_title_is_updated(seeded, tmp_path: Path) -> None:
     """A CSV or JSONL listing often has no ids: the title is then the record's identity, so
     an edited abstract replaces the old one even without --sync, and is reported as updated."""

@@ -26,7 +26,7 @@ from assistant.index import known_stores, settled
 from assistant.index.catalogue import Catalogue
 from assistant.index.embed import Embedder
 from assistant.index.lexical import LexicalIndex
-from assistant.index.snapshot import Loaded, Manifest, Snapshot, SnapshotDamaged
+from assistant.index.snapshot import REMOVAL, Loaded, Manifest, Snapshot, SnapshotDamaged
 from assistant.index.store import VectorStore
 from assistant.search.retrieve import HybridRetriever
 from assistant.types import Paper
@@ -87,6 +87,9 @@ def _collector_paused() -> Iterator[None]:
                     gc.enable()
 
 
+REMOVAL_WAIT_S = 30.0  # the longest a search waits for another process's removal to be loaded
+
+
 class Live:
     def __init__(self, settings: Settings, store: VectorStore, embedder: Callable[[], Embedder]) -> None:
         self.settings = settings
@@ -102,18 +105,33 @@ class Live:
         self._checked = 0.0
         self._server_checked = 0.0
         self._worker: threading.Thread | None = None
+        # (store id, generation) of a snapshot another process published that removes or
+        # replaces papers, not loaded yet: searches wait for it (`retriever`)
+        self._removal: tuple[str, int] | None = None
         self._syncing: threading.Thread | None = None
         self.notes: tuple[str, ...] = ()
 
     # --- the current retriever --------------------------------------------------------
     def retriever(self) -> HybridRetriever:
-        with self._lock:
-            if self._retriever is None:
-                self._open()
-            else:
-                self._follow()
-            assert self._retriever is not None
-            return self._retriever
+        """The retriever to answer from. Another process's new papers are loaded beside the
+        questions (they come a moment late); when it removed or replaced papers, the search
+        waits for the reload (at most REMOVAL_WAIT_S), so a removed or old abstract is never
+        answered from."""
+        deadline = time.monotonic() + REMOVAL_WAIT_S
+        while True:
+            with self._lock:
+                if self._retriever is None:
+                    self._open()
+                else:
+                    self._follow()
+                assert self._retriever is not None
+                worker = self._worker
+                if self._removal is None or worker is None or time.monotonic() >= deadline:
+                    return self._retriever
+                if not worker.is_alive():  # it loaded an earlier snapshot (or failed): look again
+                    self._checked = 0.0
+                    continue
+            worker.join(max(0.0, deadline - time.monotonic()))
 
     def current(self) -> tuple[list[Paper], str | None]:
         """The papers loaded now and the fingerprint of the snapshot they come from."""
@@ -230,6 +248,10 @@ class Live:
         with self._lock:
             replaced = self._manifest is not None and manifest.store_id != self._manifest.store_id
             self._retriever, self._loaded, self._manifest = retriever, loaded, manifest
+            if self._removal is not None and (
+                self._removal[0] != manifest.store_id or self._removal[1] <= manifest.generation
+            ):
+                self._removal = None
             self._stamp = stamp
             self._checked = time.monotonic()
             self.notes = (
@@ -267,11 +289,25 @@ class Live:
             return
         if force:  # this process wrote: its caller waits for its own papers
             self._update(manifest, stamp)
-        elif self._worker is None or not self._worker.is_alive():
-            # Another process wrote: questions go on with what is loaded while the new
-            # catalogue and lexical index are built beside it, then swapped in.
-            self._worker = threading.Thread(target=self._update, args=(manifest, stamp), daemon=True)
-            self._worker.start()
+        else:
+            if self._removes(manifest):
+                self._removal = (manifest.store_id, manifest.generation)
+            if self._worker is None or not self._worker.is_alive():
+                # Another process wrote: questions go on with what is loaded while the new
+                # catalogue and lexical index are built beside it, then swapped in.
+                self._worker = threading.Thread(target=self._update, args=(manifest, stamp), daemon=True)
+                self._worker.start()
+
+    def _removes(self, manifest: Manifest) -> bool:
+        """Does `manifest` drop papers the loaded snapshot holds (a removal segment after
+        the loaded ones: a removal, or an edit's old version), or not continue it at all (a
+        compaction, a rebuild, another store)?"""
+        known = self._manifest
+        if known is None:
+            return False
+        if manifest.store_id != known.store_id or manifest.segments[: len(known.segments)] != known.segments:
+            return True
+        return any(name.endswith(REMOVAL) for name in manifest.segments[len(known.segments) :])
 
     def _update(self, manifest: Manifest, stamp: tuple[int, int] | None = None) -> None:
         with self._build_lock:
