@@ -1082,13 +1082,24 @@ def test_a_follow_up_that_only_names_another_subject_is_about_that_subject() -> 
     assert is_follow_up("Do you have anything similar for protein folding in living cells?")
     assert is_follow_up("Same for speech recognition models trained on podcasts?")
     assert not is_follow_up("Anything on dueling bandits in recommender systems at scale?")
+    assert not is_follow_up("Are there any papers similar to AlphaFold for RNA structure prediction?")
     for own in (
         "What about its runtime?",
+        "What about the runtime?",  # a property of the paper just discussed
+        "And the code?",
         "And how many datasets?",
         "And who wrote it?",
         "What about the authors?",
+        "In simpler terms?",
+        "In one sentence?",
+        "And summarize the results.",
     ):
         assert switched_subject(own, BAI_QUESTION) == ("", frozenset()), own
+    # acronyms and plurals as written
+    assert switched_subject("What about GNNs?", BAI_QUESTION)[1] == frozenset({"gnn"})
+    assert switched_subject("What about Gaussian processes?", BAI_QUESTION)[1] == frozenset(
+        {"gaussian", "process"}
+    )
     # nothing new: the previous question's own subject
     assert switched_subject("What about best-arm identification?", BAI_QUESTION) == ("", frozenset())
 

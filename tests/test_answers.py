@@ -110,11 +110,23 @@ def test_a_claim_its_abstract_denies_is_not_supported(bot) -> None:
         ("Our method does not require retraining.", "The method requires retraining the model.", "require"),
         ("The dynamics never converge in this regime.", "The dynamics converge in this regime.", "converge"),
         ("We find no evidence of memorization.", "The models show evidence of memorization.", "evidence"),
+        ("This approach doesn't scale to large graphs.", "The approach scales to large graphs.", "scale"),
         # the claim keeps a negation of its own, or the sentence denies nothing
         ("Our method does not require retraining.", "The method requires no retraining.", None),
         ("It improves not only accuracy but also robustness.", "It improves accuracy.", None),
         ("No-regret dynamics converge to equilibria.", "The dynamics converge.", None),
         ("This holds whether or not the game is monotone.", "The game is monotone.", None),
+        # denied of other methods, not of the paper's own
+        (
+            "Existing samplers do not converge in this regime.",
+            "The proposed sampler converges in this regime.",
+            None,
+        ),
+        (
+            "Unlike prior methods, which do not scale to large graphs, ours does.",
+            "The method scales to large graphs.",
+            None,
+        ),
     ],
 )
 def test_a_denied_word_is_found_only_where_the_claim_asserts_it(

@@ -217,9 +217,13 @@ class Checker:
             stated_by, kept = self._stated_by_cited(looked_in, body, vector)
         denial = None  # the abstract's sentence that denies what the claim asserts
         if not kept and not nouns:
+            shown = {r.text for r in self.results}
             for n in valid or range(1, len(self.sources) + 1):
-                if (denial := self._denial(n - 1, body, self._vectors[n - 1] @ vector)) is not None:
-                    kept = [n]  # it is answered, the other way: by the abstract's own sentence
+                if missing[n - 1] or misbound[n - 1] is not None:
+                    continue  # a figure it does not state, or states for something else: that note stands
+                found = self._denial(n - 1, body, self._vectors[n - 1] @ vector)
+                if found is not None and found not in shown:
+                    denial, kept = found, [n]  # answered the other way, by the abstract's own sentence
                     break
         supported = bool(kept)
         if not supported:
@@ -284,7 +288,8 @@ class Checker:
             score = 1.0
             if denial is not None:
                 self.denials += 1
-                note = "said the opposite of the cited abstract; the abstract's own sentence is shown instead"
+                which = "the cited abstract" if valid else f"abstract [{numbers[0]}]"
+                note = f"said the opposite of {which}; the abstract's own sentence is shown instead"
             elif stated_by is not None:
                 self.wrapped += 1
                 source = "the cited abstract's" if valid else f"abstract [{numbers[0]}]'s"

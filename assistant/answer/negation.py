@@ -8,7 +8,9 @@ negation right before a word ("do not grow", "never converges", "requires no
 retraining"), the claim uses that word and another of the few after it ("with n at a
 polynomial rate"), and has no negation of its own. A claim that says
 the same in other words ("requires no retraining" for "does not need retraining") keeps
-its own negation, and "not only … but also", "whether or not", "no more than" deny nothing.
+its own negation, "not only … but also", "whether or not", "no more than" deny nothing, and
+a sentence that denies it of other methods ("Existing samplers do not converge …") is not
+about the paper's own.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from assistant.text import content_terms, fold
 
 # "do not grow", "cannot be learned", "doesn't scale", "never converges", "requires no retraining"
 _DENIED = re.compile(
-    r"\b(?:not|never|cannot|can't|won't|n't|no)\s+"
+    r"(?:\b(?:not|never|cannot|no)|n['’]t)\s+"
     r"(?:(?:be|been|being|have|has|had|do|does|did|always|necessarily|significantly|substantially"
     r"|even|yet)\s+)?([A-Za-z][\w-]*)",
     re.IGNORECASE,
@@ -30,7 +32,15 @@ _NOT_A_DENIAL = re.compile(
     re.IGNORECASE,
 )
 _NEGATION = re.compile(
-    r"\b(?:not|never|cannot|can't|won't|no|none|neither|nor|without|fails?|failed|lacks?|absent)\b|n't\b",
+    r"\b(?:not|never|cannot|no|none|neither|nor|without|fails?|failed|lacks?|absent|unlike|rather\s+than"
+    r"|instead\s+of)\b|n['’]t\b",
+    re.IGNORECASE,
+)
+# Before the negation: the sentence denies it of other methods ("Existing samplers do not
+# converge …", "Unlike prior methods, which do not scale …"), not of the paper's own.
+_OTHERS = re.compile(
+    r"\b(?:existing|prior|previous|earlier|conventional|traditional|standard|classical|baselines?|other"
+    r"|competing|unlike|whereas|while|however|most|many|current|state-of-the-art|sota|they|these\s+methods)\b",
     re.IGNORECASE,
 )
 STEM = 5  # letters compared: "grows" asserts "grow", "converged" "converges"
@@ -47,7 +57,7 @@ def denied(sentence: str, claim: str) -> str | None:
     text = _NOT_A_DENIAL.sub(" ", sentence)
     for m in _DENIED.finditer(text):
         word = fold(m.group(1)).split(" ")[0]
-        if len(word) < 4 or word[:STEM] not in asserted:
+        if len(word) < 4 or word[:STEM] not in asserted or _OTHERS.search(text[: m.start()]):
             continue
         window = " ".join(text[m.start(1) :].split()[:WINDOW])
         if len({w[:STEM] for w in content_terms(window)} & asserted) >= SHARED:

@@ -18,8 +18,7 @@ from assistant.answer.evidence import (
 from assistant.answer.route import Route
 from assistant.answer.rules import DetailRules, LexiconDetails
 from assistant.config import Settings
-from assistant.search.questions import Standalone
-from assistant.text import content_terms
+from assistant.search.questions import Standalone, words_of
 from assistant.types import REFUSAL, Answer, Citation, Hit, Paper, SearchResult, SentenceSupport, Sources
 
 
@@ -204,7 +203,7 @@ def judge(
 def names_all(paper: Paper, words: frozenset[str]) -> bool:
     """Does the paper's title or abstract use each of these words ("bandit": "bandits";
     "dimension": "high-dimensional"), as a word's start (`switched_subject`)?"""
-    terms = set(content_terms(f"{paper.title or ''} {paper.abstract}"))
+    terms = set(words_of(f"{paper.title or ''} {paper.abstract}"))
     return all(any(t.startswith(w) for t in terms) for w in words)
 
 
@@ -213,7 +212,8 @@ def naming_subject(result: SearchResult, words: frozenset[str]) -> SearchResult:
     after a question on another paper: retrieval reads both turns, so that paper comes
     first and its sentences fit the question best), in their search order; all of them when
     none does (`judge` then refuses, naming the closest)."""
-    naming = tuple(h for h in result.hits if names_all(h.paper, words)) if words else ()
+    filtered = not (result.detected.is_empty() and result.filters.is_empty())  # "And at ICLR?"
+    naming = tuple(h for h in result.hits if names_all(h.paper, words)) if words and not filtered else ()
     if not naming or len(naming) == len(result.hits):
         return result
     return replace(result, hits=tuple(replace(h, rank=i + 1) for i, h in enumerate(naming)))

@@ -173,17 +173,17 @@ class FastIds:
         self._fingerprint = fingerprint
         self._ids: set[str] = {p.id for p in papers}
 
-    def __call__(self) -> set[str]:
+    def __call__(self) -> set[str] | None:
+        """The ids; None when the changed snapshot cannot be read now (a compaction
+        meanwhile): nothing may be stored, and nothing deleted, on its account."""
         manifest = self._snapshot.manifest()
         if manifest is None or manifest.fingerprint == self._fingerprint:
             return self._ids
         try:
             loaded = self._snapshot.load(manifest)
         except (OSError, SnapshotDamaged) as exc:
-            # Unreadable now: store nothing the fast index may have dropped; the next round
-            # of the build embeds the rest again.
             log.warning("cannot read the fast index's snapshot (%s); this batch waits", exc)
-            return set()
+            return None
         self._fingerprint, self._ids = manifest.fingerprint, set(loaded.index)
         return self._ids
 
@@ -197,7 +197,7 @@ def build(
     progress: Callable[[int, int], None] | None = None,
     before_batch: Callable[[], None] | None = None,
     batch_size: int = 0,
-    fast_ids: Callable[[], set[str]] | None = None,
+    fast_ids: Callable[[], set[str] | None] | None = None,
 ) -> int:
     """Embed and store the papers the index of `settings` lacks; returns how many were added.
     `progress(done, total)` is called after each batch; `stop` ends the build between batches;
@@ -210,10 +210,12 @@ def build(
     snapshot = Snapshot(settings.snapshot_dir)
     with writing(settings, store, timeout=LOCK_WAIT_S, background=True), store.session() as session:
         existing = sync_snapshot(session, snapshot)
-    stale = existing - (fast_ids() if fast_ids is not None else {p.id for p in papers})
+    held_now = fast_ids() if fast_ids is not None else {p.id for p in papers}
+    stale = existing - held_now if held_now is not None and not settings.chroma_url else set()
     if stale:
         # Left by a batch stored after the paper was removed or replaced (before `fast_ids`
         # guarded it): the counts would match with a stale abstract among them, or never.
+        # (Not on a Chroma server: another machine's papers may not be in this snapshot yet.)
         forget(stale, store, settings)
         with writing(settings, store, timeout=LOCK_WAIT_S, background=True), store.session() as session:
             existing = sync_snapshot(session, snapshot)
@@ -234,10 +236,8 @@ def build(
                 manifest = snapshot.manifest()
                 if manifest is None or manifest.count != len(existing):  # another builder wrote
                     existing = sync_snapshot(session, snapshot)
-                held = fast_ids() if fast_ids is not None else None
-                keep = [
-                    i for i, p in enumerate(batch) if p.id not in existing and (held is None or p.id in held)
-                ]
+                held = fast_ids() if fast_ids is not None else {p.id for p in batch}
+                keep = [i for i, p in enumerate(batch) if p.id not in existing and p.id in (held or ())]
                 if keep:
                     fresh = [batch[i] for i in keep]
                     session.add(fresh, vectors[keep])

@@ -118,6 +118,7 @@ class Live:
         waits for the reload (at most REMOVAL_WAIT_S), so a removed or old abstract is never
         answered from."""
         deadline = time.monotonic() + REMOVAL_WAIT_S
+        looked_again = False
         while True:
             with self._lock:
                 if self._retriever is None:
@@ -128,7 +129,10 @@ class Live:
                 worker = self._worker
                 if self._removal is None or worker is None or time.monotonic() >= deadline:
                     return self._retriever
-                if not worker.is_alive():  # it loaded an earlier snapshot (or failed): look again
+                if not worker.is_alive():
+                    if looked_again:  # the reload failed, or cannot start now: answer from what is loaded
+                        return self._retriever
+                    looked_again = True  # it loaded an earlier snapshot: look again, once
                     self._checked = 0.0
                     continue
             worker.join(max(0.0, deadline - time.monotonic()))
@@ -247,6 +251,12 @@ class Live:
         next check loads its papers (the stamp read here, after, could hide them for good)."""
         with self._lock:
             replaced = self._manifest is not None and manifest.store_id != self._manifest.store_id
+            if (
+                not replaced
+                and self._manifest is not None
+                and manifest.generation < self._manifest.generation
+            ):
+                return  # a newer snapshot was loaded while this one was built
             self._retriever, self._loaded, self._manifest = retriever, loaded, manifest
             if self._removal is not None and (
                 self._removal[0] != manifest.store_id or self._removal[1] <= manifest.generation
@@ -305,11 +315,19 @@ class Live:
         known = self._manifest
         if known is None:
             return False
-        if manifest.store_id != known.store_id or manifest.segments[: len(known.segments)] != known.segments:
+        if manifest.store_id != known.store_id:
             return True
+        if manifest.segments[: len(known.segments)] != known.segments:
+            # compacted: only a snapshot that did not grow can have dropped papers (a large
+            # ingestion elsewhere compacts now and then; its questions need not wait)
+            return manifest.count <= known.count
         return any(name.endswith(REMOVAL) for name in manifest.segments[len(known.segments) :])
 
     def _update(self, manifest: Manifest, stamp: tuple[int, int] | None = None) -> None:
+        # The swap comes after the build lock is released: a caller of `reload` holds
+        # `self._lock` while it waits for the build lock, and a worker holding the build
+        # lock while it waited for `self._lock` would deadlock with it. `_swap` drops a
+        # build older than the one loaded meanwhile.
         with self._build_lock:
             current = self._manifest
             same_store = current is not None and manifest.store_id == current.store_id
@@ -321,7 +339,7 @@ class Live:
             except Exception:  # never let a background build take the app down
                 log.exception("could not load the new papers; will try again")
                 return
-            self._swap(manifest, *built, stamp)
+        self._swap(manifest, *built, stamp)
 
     def _load(
         self, manifest: Manifest, known: Loaded | None, stamp: tuple[int, int] | None

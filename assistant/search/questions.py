@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assistant.errors import QuestionError
-from assistant.text import content_terms, content_words, has_word_characters, name_like, question_words
+from assistant.text import content_terms, content_words, fold, has_word_characters, name_like, question_words
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # What makes a question a follow-up: it opens with "and" / "what about", or it refers back
@@ -25,8 +25,9 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _FOLLOW_UP_START = re.compile(
     r"^\W*(?:and|also|what about|how about"
     # "Anything similar for quantum networks?", "Same for speech?": similar to what was asked
-    r"|(?:is\s+there\s+|are\s+there\s+|do\s+you\s+have\s+)?(?:anything|something|any\s+papers?)"
-    r"\s+(?:similar|else|comparable|like\s+th(?:at|is))|(?:the\s+)?same\s+(?:for|with))\b",
+    # ("Anything similar to AlphaFold for RNA?" names what it is like: a question of its own)
+    r"|(?:is\s+there\s+|do\s+you\s+have\s+)?(?:anything|something)"
+    r"\s+(?:similar(?!\s+to\b)|else|comparable(?!\s+to\b)|like\s+th(?:at|is))|(?:the\s+)?same\s+(?:for|with))\b",
     re.IGNORECASE,
 )
 _FOLLOW_UP = re.compile(
@@ -79,16 +80,33 @@ def _replace(pattern: re.Pattern[str], body: str, by: str, plural: bool) -> tupl
 # the sentences of the sea-ice paper asked about before).
 _SWITCH = re.compile(
     r"^\W*(?:(?:and|so|ok|okay)\W+)?"
-    r"(?:(?:what|how)\s+about|(?:and\s+)?(?:for|in|on|with|regarding)"
-    r"|(?:is\s+there\s+|are\s+there\s+|do\s+you\s+have\s+)?(?:anything|something|any(?:\s+(?:work|papers?))?)"
+    r"(?:(?:what|how)\s+about|and\s+(?:for|in|on|with|regarding)"
+    r"|(?:is\s+there\s+|do\s+you\s+have\s+)?(?:anything|something)"
     r"(?:\s+(?:similar|else|comparable|like\s+(?:that|this)))?\s+(?:for|on|about|in|with|regarding)"
-    r"|(?:and\s+)?(?:the\s+)?same\s+(?:for|with))\s+(?P<subject>[^?]+?)\W*$"
-    r"|^\W*and\s+(?P<bare>(?:\S+\s+){0,5}\S+?)\W*$",  # "And dueling bandits?"
+    r"|(?:and\s+)?(?:the\s+)?same\s+(?:for|with))\s+(?P<subject>[^?.!]+?)\W*\?\W*$"
+    r"|^\W*and\s+(?P<bare>(?:\S+\s+){0,5}\S+?)\W*\?\W*$",  # "And dueling bandits?"
     re.IGNORECASE,
 )
 _ASKS = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how|does|did|do|is|are|was|were)\b", re.I)
+# "What about the runtime?", "And the code?", "And its licence?": a property of the paper
+# just discussed, not another subject
+_OF_THE_PAPER = re.compile(r"^(?:the|its|their|this|that|these|those|his|her)\b", re.IGNORECASE)
 _NOT_A_SUBJECT = frozenset("similar other else something anything kind kinds ones same related like".split())
 SWITCH_WORDS = 8  # a longer "what about …" asks a question of its own
+_WORD = re.compile(r"[a-z0-9]+")
+_ACRONYM = re.compile(r"\b[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*\b")  # "RL", "GNNs", "LIME"
+
+
+def singular(word: str) -> str:
+    """'bandits' -> 'bandit', 'processes' -> 'process', 'gnns' -> 'gnn' (a prefix to match)."""
+    if word.endswith("es") and len(word) > 4 and word[-3] in "sxz":
+        return word[:-2]
+    return word[:-1] if word.endswith("s") and len(word) > 3 and not word.endswith("ss") else word
+
+
+def words_of(text: str) -> list[str]:
+    """Every folded word of `text`, acronyms included ("GNNs" -> "gnns")."""
+    return _WORD.findall(fold(text))
 
 
 def switched_subject(question: str, previous: str) -> tuple[str, frozenset[str]]:
@@ -101,14 +119,21 @@ def switched_subject(question: str, previous: str) -> tuple[str, frozenset[str]]
     if m is None:
         return "", frozenset()
     subject = (m.group("subject") or m.group("bare")).strip()
-    if len(subject.split()) > SWITCH_WORDS or _FOLLOW_UP.search(subject) or _ASKS.search(subject):
+    if (
+        len(subject.split()) > SWITCH_WORDS
+        or _FOLLOW_UP.search(subject)
+        or _ASKS.search(subject)
+        or _OF_THE_PAPER.match(subject)
+    ):
         return "", frozenset()
-    before = content_words(previous)
-    words = frozenset(
-        w[:-1] if w.endswith("s") and len(w) > 4 else w
-        for w in content_terms(subject)
-        if w[:5] not in before and w not in _NOT_A_SUBJECT
-    )
+    before = words_of(previous)
+    new = {
+        singular(w)
+        for w in content_terms(subject) + [fold(a) for a in _ACRONYM.findall(subject)]
+        if w not in _NOT_A_SUBJECT
+    }
+    # a word the previous question used, in any form ("bandit": "bandits"), is not new
+    words = frozenset(w for w in new if len(w) >= 3 and not any(b.startswith(w) for b in before))
     return (subject, words) if words else ("", frozenset())
 
 
