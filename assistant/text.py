@@ -195,3 +195,18 @@ def content_terms(sentence: str) -> list[str]:
 def content_words(sentence: str) -> set[str]:
     """Stems (first five letters) of a sentence's content words."""
     return {w[:5] for w in content_terms(sentence)}
+
+
+_ALNUM = re.compile(r"[a-z0-9]+")  # every folded word, digits and acronyms too
+
+
+def singular(word: str) -> str:
+    """'bandits' -> 'bandit', 'processes' -> 'process', 'gnns' -> 'gnn' (a prefix to match)."""
+    if word.endswith("es") and len(word) > 4 and word[-3] in "sxz":
+        return word[:-2]
+    return word[:-1] if word.endswith("s") and len(word) > 3 and not word.endswith("ss") else word
+
+
+def words_of(text: str) -> list[str]:
+    """Every folded word of `text`, acronyms included ("GNNs" -> "gnns")."""
+    return _ALNUM.findall(fold(text))

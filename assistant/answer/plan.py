@@ -18,7 +18,8 @@ from assistant.answer.evidence import (
 from assistant.answer.route import Route
 from assistant.answer.rules import DetailRules, LexiconDetails
 from assistant.config import Settings
-from assistant.search.questions import Standalone, words_of
+from assistant.search.questions import Standalone
+from assistant.text import words_of
 from assistant.types import REFUSAL, Answer, Citation, Hit, Paper, SearchResult, SentenceSupport, Sources
 
 
@@ -141,9 +142,8 @@ def judge(
             why += f" with the filters {result.filters.describe()}"
         return Verdict(False, why + ".", dense, sentence)
     subject, words = switch
-    filtered = not (result.detected.is_empty() and result.filters.is_empty())  # "And at ICLR?"
     naming = not words or any(names_all(h.paper, words) for h in hits[: settings.context_papers])
-    if words and route.kind != "catalogue" and not filtered and not naming:
+    if words and route.kind != "catalogue" and not _filtered(result) and not naming:
         return Verdict(False, f"None of the closest abstracts mentions “{subject}”.", dense, sentence)
     top = hits[0].paper
     text = f"{top.abstract} {_listing(top)}" if route.kind == "catalogue" else top.abstract
@@ -212,11 +212,17 @@ def naming_subject(result: SearchResult, words: frozenset[str]) -> SearchResult:
     after a question on another paper: retrieval reads both turns, so that paper comes
     first and its sentences fit the question best), in their search order; all of them when
     none does (`judge` then refuses, naming the closest)."""
-    filtered = not (result.detected.is_empty() and result.filters.is_empty())  # "And at ICLR?"
-    naming = tuple(h for h in result.hits if names_all(h.paper, words)) if words and not filtered else ()
+    naming = (
+        tuple(h for h in result.hits if names_all(h.paper, words)) if words and not _filtered(result) else ()
+    )
     if not naming or len(naming) == len(result.hits):
         return result
     return replace(result, hits=tuple(replace(h, rank=i + 1) for i, h in enumerate(naming)))
+
+
+def _filtered(result: SearchResult) -> bool:
+    """A filter was given or found in the question ("And at ICLR?"): not a new subject."""
+    return not (result.detected.is_empty() and result.filters.is_empty())
 
 
 def _listing(paper: Paper) -> str:

@@ -14,7 +14,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from assistant.errors import QuestionError
-from assistant.text import content_terms, content_words, fold, has_word_characters, name_like, question_words
+from assistant.text import (
+    content_terms,
+    content_words,
+    fold,
+    has_word_characters,
+    name_like,
+    question_words,
+    singular,
+    words_of,
+)
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # What makes a question a follow-up: it opens with "and" / "what about", or it refers back
@@ -93,20 +102,7 @@ _ASKS = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how|does|did|
 _OF_THE_PAPER = re.compile(r"^(?:the|its|their|this|that|these|those|his|her)\b", re.IGNORECASE)
 _NOT_A_SUBJECT = frozenset("similar other else something anything kind kinds ones same related like".split())
 SWITCH_WORDS = 8  # a longer "what about …" asks a question of its own
-_WORD = re.compile(r"[a-z0-9]+")
 _ACRONYM = re.compile(r"\b[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*\b")  # "RL", "GNNs", "LIME"
-
-
-def singular(word: str) -> str:
-    """'bandits' -> 'bandit', 'processes' -> 'process', 'gnns' -> 'gnn' (a prefix to match)."""
-    if word.endswith("es") and len(word) > 4 and word[-3] in "sxz":
-        return word[:-2]
-    return word[:-1] if word.endswith("s") and len(word) > 3 and not word.endswith("ss") else word
-
-
-def words_of(text: str) -> list[str]:
-    """Every folded word of `text`, acronyms included ("GNNs" -> "gnns")."""
-    return _WORD.findall(fold(text))
 
 
 def switched_subject(question: str, previous: str) -> tuple[str, frozenset[str]]:
