@@ -108,6 +108,14 @@ the corpus when the set is loaded, so ids may change without the sets going stal
   follow-ups), 10 near-topic off-corpus questions (4 "is there a paper …", 3 in everyday
   words) and 8 follow-ups that switch to a neighbouring topic the corpus does not cover
   ("what about …?"); no abstract is used twice, all 50 among those the other sets use least;
+- `heldout20.jsonl`: a twentieth blind set, committed on its own before anything was
+  measured on it, by a helper who read only the seeds: 20 paraphrases asking for one fact
+  each (content-word share 0.16; 7 ask for a number or formula, most where the abstract
+  also states a neighbouring figure), 10 two-turn follow-ups that do not name the paper (3
+  ask for the authors), 14 near-misses ("how many …" where the abstract says "several" or
+  "finite", unnamed datasets, a percentage for a qualitative claim; 4 as follow-ups), 10
+  near-topic off-corpus questions (3 in everyday words) and 6 follow-ups that switch to a
+  neighbouring subject the corpus lacks, each worded differently; no abstract used twice;
 - `offcorpus.jsonl`: 50 questions no abstract answers, most about subjects next to
   the corpus's (dueling bandits, flow matching), written and checked by the same helper.
 """
@@ -143,6 +151,7 @@ HELDOUT16_QUESTIONS = HERE / "questions" / "heldout16.jsonl"
 HELDOUT17_QUESTIONS = HERE / "questions" / "heldout17.jsonl"
 HELDOUT18_QUESTIONS = HERE / "questions" / "heldout18.jsonl"
 HELDOUT19_QUESTIONS = HERE / "questions" / "heldout19.jsonl"
+HELDOUT20_QUESTIONS = HERE / "questions" / "heldout20.jsonl"
 OFFCORPUS_QUESTIONS = HERE / "questions" / "offcorpus.jsonl"
 SETS = {
     "heldout": HELDOUT_QUESTIONS,
@@ -164,6 +173,7 @@ SETS = {
     "heldout17": HELDOUT17_QUESTIONS,
     "heldout18": HELDOUT18_QUESTIONS,
     "heldout19": HELDOUT19_QUESTIONS,
+    "heldout20": HELDOUT20_QUESTIONS,
     "seeds": SEED_QUESTIONS,
     "offcorpus": OFFCORPUS_QUESTIONS,
 }
