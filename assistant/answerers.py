@@ -52,9 +52,10 @@ log = logging.getLogger(__name__)
 SYNTHESIS_MAX_TOKENS = 96  # one sentence
 RELEVANCE_MAX_TOKENS = 2  # "yes" or "no"
 RELEVANCE_PAPERS = 2  # the closest papers the relevance question is asked of
+# what an `asked_kind` asks for, in words
+_KIND_WORDS = {"figure": "figure", "name": "names", "number": "number"}
 # "[1] and [2] both study…": a number used as a paper's name leaves a hole once the
 # checker moves markers to the end of the sentence.
-_KIND_WORDS = {"figure": "figure", "name": "names"}  # what an `asked_kind` asks for, in words
 NUMBER_AS_NAME = re.compile(r"\[\d+(?:\s*[,;]\s*\d+)*\]\s+[A-Za-z]")
 
 
@@ -187,7 +188,7 @@ class ModelAnswerer:
             if (
                 _asks_a_kind_of_one(plan, checker)
                 and not any(checker.gives_asked(e.text) for e in supported)
-                and checker.stating_asked() is None
+                and _stated_nowhere(checker)
             ):
                 # The model says the abstracts do not give the figure or names asked for,
                 # and the sentences closest to the question give none either: it is right.
@@ -254,7 +255,7 @@ class ModelAnswerer:
             # The question asks a paper for a figure or for names, and the answer gives none;
             # the evidence says which paper. If its sentences closest to the question give
             # none either, the abstract does not say it; if they do, they are shown.
-            if checker.stating_asked() is None:
+            if _stated_nowhere(checker):
                 yield self._refuse(self._not_stated(checker, context, model_text), plan, extra)
                 return
             if supported:
@@ -451,10 +452,12 @@ class ModelAnswerer:
         )
         closest = checker.closest_to_question()
         near = f" {whose} sentence closest to the question: “{closest}”" if closest else ""
-        return (
-            f"{_not_in(context)} the {_KIND_WORDS[checker.asked]} asked for: {said}, and the "
-            f"abstract's sentences closest to the question give none either.{near}"
+        either = (
+            "no sentence of the abstract gives one either"
+            if checker.asked == "number"
+            else "the abstract's sentences closest to the question give none either"
         )
+        return f"{_not_in(context)} the {_KIND_WORDS[checker.asked]} asked for: {said}, and {either}.{near}"
 
     def _refuse(self, why: str, plan: Plan, extra: dict[str, object]) -> Answer:
         """A refusal by this backend, with what the model said for the record."""
@@ -479,6 +482,14 @@ def _asks_a_kind_of_one(plan: Plan, checker: Checker) -> bool:
     """A one-paper question, on strong evidence (it says which paper), that asks for a
     figure or for names by its head noun (`asked_kind`)."""
     return bool(plan.verdict.strong and checker.asked and checker.one_paper)
+
+
+def _stated_nowhere(checker: Checker) -> bool:
+    """Does no sentence of the first abstract give what the question asks for: of its 3
+    sentences closest to the question, for a figure or names; of all of them, for a number
+    (the count that answers "how many …?" is often far from the question's words: "Flock
+    … achieves state-of-the-art performance … across 54 KGs" comes last)?"""
+    return checker.stating_asked(closest=None if checker.asked == "number" else 3) is None
 
 
 def _not_in(context: Context) -> str:

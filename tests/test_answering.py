@@ -868,6 +868,14 @@ def test_a_count_of_things_is_no_figure_of_the_kind_asked_for(bot) -> None:
             REFUSAL,
             "figure",
         ),
+        # "how many" asks for a number, and no sentence of the abstract states one
+        (
+            "In the Markov pseudo-games paper, how many consumers and goods did the infinite-horizon "
+            "Markov exchange economies have on which the generative adversarial policy network "
+            "computed recursive Radner equilibria?",
+            REFUSAL,
+            "number",
+        ),
     ],
 )
 def test_a_model_that_says_the_figure_or_names_asked_for_are_not_given_is_believed_when_none_is(
@@ -884,6 +892,22 @@ def test_a_model_that_says_the_figure_or_names_asked_for_are_not_given_is_believ
         answer.reason is not None
         and f"does not state the {kind} asked for: the model says so" in answer.reason
     )
+
+
+def test_a_count_anywhere_in_the_abstract_is_shown_when_the_model_finds_none(bot) -> None:
+    """ "… shown to hold in how many settings?": the model says the abstracts do not say, but
+    the abstract does ("This impossibility holds in two regimes"), in its fourth sentence
+    by closeness to the question: its sentences are shown, that one first, not a refusal."""
+    SCRIPTED.script(REFUSAL)
+    answer = final(
+        events(
+            bot,
+            "The impossibility of accurate yet confidential equilibrium computation in networked "
+            "pairwise games is shown to hold in how many settings?",
+        )
+    )
+    assert not answer.refused and answer.fallback, answer.reason
+    assert answer.text.startswith("This impossibility holds in two regimes"), answer.text
 
 
 def test_a_figure_given_for_a_survey_the_abstract_gives_it_for_another_is_refused(bot) -> None:

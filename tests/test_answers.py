@@ -111,6 +111,8 @@ def test_a_claim_its_abstract_denies_is_not_supported(bot) -> None:
         ("The dynamics never converge in this regime.", "The dynamics converge in this regime.", "converge"),
         ("We find no evidence of memorization.", "The models show evidence of memorization.", "evidence"),
         ("This approach doesn't scale to large graphs.", "The approach scales to large graphs.", "scale"),
+        ("Plain gradient play fails to converge here.", "Plain gradient play converges here.", "converge"),
+        ("The probes are unable to capture syntax.", "The probes capture syntax well.", "capture"),
         # the claim keeps a negation of its own, or the sentence denies nothing
         ("Our method does not require retraining.", "The method requires no retraining.", None),
         ("It improves not only accuracy but also robustness.", "It improves accuracy.", None),

@@ -45,8 +45,11 @@ PRIVATESEAL = (
         ("What happens when a user refers to the model by name?", None),
         ("Which of the baselines, by name, does it beat?", None),
         ("Which algorithm does the paper propose?", None),
+        # the question's own "how many" asks for a number; an embedded one asks nothing
+        ("How many samples does the learner need?", "number"),
+        ("On how many datasets was it evaluated?", "number"),
+        ("Which study gauged how many steps ahead chatbots plan?", None),
         # answered as often in words as in figures or names: not asked by kind
-        ("How many samples does the learner need?", None),
         ("How much does the context length matter?", None),
         ("What rate does the last iterate converge at?", None),
         ("Which paper studies dueling bandits?", None),
@@ -103,6 +106,23 @@ def test_the_noun_that_says_what_is_asked_is_no_name_to_look_for() -> None:
     assert asked_head("What AUC does the detector reach on the held-out split?") == "AUC"
     assert asked_head("By what factor does RollVerify speed up training?") == "factor"
     assert asked_head("How many layers does it prune?") is None
+
+
+def test_a_number_is_given_by_a_count_a_formula_or_a_growth_order() -> None:
+    """ "How many …?" is answered by a count of things ("54 KGs", "two domains", "twice the
+    input dimension"), a formula or a growth order; not by "in finite time", nor by the
+    question's own number, nor by a growth order when the question asks for it exactly."""
+    many = "How many iterations does play take to return to the equilibrium's neighborhood?"
+    assert not gives("number", "They always return to its vicinity in finite time [1].", many, "")
+    assert gives("number", "Play returns within 40 iterations [1].", many, "")
+    assert gives("number", "It needs $O((N/M)^2)$ short models [1].", many, "")
+    assert gives("number", "A polynomial number of samples suffices [1].", many, "")
+    assert gives("number", "Each region has at most twice the input dimension neighbours [1].", many, "")
+    exact = "Exactly how many samples does it need, as an explicit polynomial?"
+    assert not gives("number", "A polynomial number of samples suffices [1].", exact, "")
+    assert not gives(
+        "number", "It was tested on 12 benchmarks [1].", "How many of the 12 benchmarks did it win?", ""
+    )
 
 
 def test_the_sentence_that_gives_the_amount_asked_is_shown_first() -> None:

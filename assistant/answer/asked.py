@@ -9,15 +9,20 @@ thing — a figure ("what bit accuracy", "by what factor") or names ("which data
 "which base LLM") — and the answer states none of that kind. Then the abstracts given do
 not say it, and the answer should say so rather than pass off the sentence next to it.
 
-Only two kinds are asked for by their head noun, and only when the head is explicit:
-"how many" and "how much" are not (their answers are as often "polynomially many" or
-"a multiplicative dependence"), nor "what rate" (an asymptotic rate is a formula), nor
-"which method" or "what baseline" (as often a description: "a pruning-based method",
-"exhaustive enumeration"); "which … by name" asks for names whatever its noun.
+Two kinds are asked for by their head noun, and only when the head is explicit; "what
+rate" is not (an asymptotic rate is a formula), nor "which method" or "what baseline" (as
+often a description: "a pruning-based method", "exhaustive enumeration"); "which … by
+name" asks for names whatever its noun. A third kind, a number, is asked by the question's
+own "how many …?" (not "how much", whose answers are as often "a multiplicative
+dependence"): "how many iterations does play take to return?" is not answered by "they
+return in finite time".
 
 - A figure is given when an answer sentence states a quantity in digits or in words
   (`quantities`) that is not a count of things ("across 54 KGs" gives no rank,
   `counts_things`), or a formula (`$…$`, O(…), Θ(…), a fraction).
+- A number is given by any quantity the question does not hold (a count of things too:
+  "across 54 KGs"), a formula, a growth order ("polynomially many", unless the question
+  asks for it exactly) or "one" before what is counted ("networks with one hidden layer").
 - A name is given when an answer sentence has a named term the question does not use and
   a given abstract does: an acronym ("MNIST"), a word with a capital after its first
   letter or a digit in it ("W-Bench", "Qwen2.5-7B", "3DShapes"), or a capitalised word
@@ -31,11 +36,11 @@ from collections.abc import Callable
 from typing import Literal
 
 from assistant.answer.citations import markers
-from assistant.answer.evidence import requested_details
+from assistant.answer.evidence import asks_how_many, requested_details
 from assistant.answer.quantities import Quantity, counts_things, quantities, unstated
 from assistant.text import content_words, fold, name_like, question_words
 
-Kind = Literal["figure", "name"]
+Kind = Literal["figure", "name", "number"]
 
 # Words between "which/what" and the head noun: modifiers, never an article, a
 # preposition or a verb ("which layers of an LLM" asks for layers, not an LLM).
@@ -91,6 +96,8 @@ def asked_kind(question: str) -> Kind | None:
         m.group(1) and m.group(1).lower().startswith("algorithm") and _OWN_CONTRIBUTION.search(question)
     ):
         return "name"
+    if asks_how_many(question):
+        return "number"
     return None
 
 
@@ -109,6 +116,8 @@ def gives(kind: Kind, sentence: str, question: str, sources: str) -> bool:
     abstracts use, `sources`, and not one the question already holds.)"""
     if kind == "figure":
         return bool(measures(sentence)) or bool(_FORMULA.search(sentence))
+    if kind == "number":
+        return counts(sentence, question, quantities(question))
     return bool(named_terms(sentence, question, sources))
 
 
@@ -118,6 +127,8 @@ def states_kind(kind: Kind, sentence: str, asks: str, held: list[Quantity]) -> b
     asked (`names_a_kind`)?"""
     if kind == "name":
         return bool(names_a_kind(sentence, asks))
+    if kind == "number":
+        return counts(sentence, asks, held)
     return any(not q.year for q in unstated(measures(sentence), held))
 
 
@@ -130,29 +141,43 @@ _ONE = re.compile(
     re.IGNORECASE,
 )
 _HOW_MANY = re.compile(r"\bhow\s+many\s+((?:[\w-]+\s+){0,1}[\w-]+)", re.IGNORECASE)
+# a growth order that counts: "polynomially many", "a linear number of", "polynomial in the size
+# of the game" (not "piecewise-linear functions")
+_ORDER = re.compile(
+    r"(?<![\w-])(?:polynomial|(?:sub|super)?linear|logarithmic|exponential|quadratic|constant)(?:ly|ally)?"
+    r"\s+(?:many|number|in|of)\b",
+    re.IGNORECASE,
+)
+_EXACT = re.compile(r"\b(?:exact(?:ly)?|explicit(?:ly)?|precise(?:ly)?)\b", re.IGNORECASE)
 
 
 def giving_asked(asks: str, question: str) -> Callable[[str], bool] | None:
     """A test of whether an abstract's sentence gives what a question asks for, when it asks
-    for a figure or names (`asked_kind`, on its own words `asks`) or for a number ("how many
-    hidden layers", "how many times faster": the "a number" detail, so not "learns how much
-    each weight matters"): any quantity the question does not hold, a count of things too,
-    not a year, or "one" before what "how many" counts; None for any other question."""
+    for a figure, names or a number (`asked_kind`, on its own words `asks`: "how many
+    hidden layers", `counts`) or for another amount ("how much faster": the "a number"
+    detail, so not "learns how much each weight matters": any quantity the question does
+    not hold, a count of things too, not a year); None for any other question."""
     held = quantities(question)
     kind = asked_kind(asks)
     if kind is not None:
         return lambda sentence: states_kind(kind, sentence, asks, held)
     if not any(d.name == "a number" for d in requested_details(asks)):
         return None
+    return lambda sentence: any(not q.year for q in unstated(quantities(sentence), held))
+
+
+def counts(sentence: str, asks: str, held: list[Quantity]) -> bool:
+    """Does a sentence answer "how many …?" (`asks`): a quantity the question does not hold
+    (`held`), a count of things too, not a year; a formula ("$O((N/M)^2)$", "$2^d$"); a
+    growth order ("polynomially many", unless the question asks for it exactly); or "one"
+    before what "how many" counts ("networks with one hidden layer")?"""
+    if any(not q.year for q in unstated(quantities(sentence), held)) or _FORMULA.search(sentence):
+        return True
+    if _ORDER.search(sentence) and not _EXACT.search(asks):
+        return True
     counted = _HOW_MANY.search(asks)
     heads = content_words(counted.group(1)) if counted else set()
-
-    def gives(sentence: str) -> bool:
-        if any(not q.year for q in unstated(quantities(sentence), held)):
-            return True
-        return any(content_words(m.group(1)) & heads for m in _ONE.finditer(sentence.strip()))
-
-    return gives
+    return any(content_words(m.group(1)) & heads for m in _ONE.finditer(sentence.strip()))
 
 
 def measures(sentence: str) -> list[Quantity]:

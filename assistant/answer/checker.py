@@ -410,10 +410,11 @@ class Checker:
         return self._sentences[0][int(np.argmax(self._vectors[0] @ self._question))]
 
     def stating_asked(
-        self, closest: int = 3, source: int = 0, shown: frozenset[str] = frozenset()
+        self, closest: int | None = 3, source: int = 0, shown: frozenset[str] = frozenset()
     ) -> str | None:
-        """Of a source's (the first's) `closest` sentences closest to the question, the first
-        not in `shown` that gives what the question asks for (`states_asked`), if any."""
+        """Of a source's (the first's) `closest` sentences closest to the question (None:
+        all of them), the first not in `shown` that gives what the question asks for
+        (`states_asked`), if any."""
         assert self._asked is not None and self._question is not None and self.question is not None
         if len(self.sources) <= source or not len(self._vectors[source]):
             return None

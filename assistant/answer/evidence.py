@@ -310,6 +310,17 @@ def _embedded(question: str, m: re.Match[str]) -> bool:
     return word not in _ASKING_BEFORE
 
 
+_HOW_MANY = re.compile(r"\bhow\s+many\b", re.IGNORECASE)
+
+
+def asks_how_many(question: str) -> bool:
+    """Does the question itself ask "how many …?" ("On how many datasets …?"; not "… gauged
+    how many steps ahead they plan", whose "how many" is the object of a verb)?"""
+    if not any(d.name == "a number" for d in requested_details(question)):
+        return False
+    return any(not _embedded(question, m) for m in _HOW_MANY.finditer(question))
+
+
 def detail_reported(question: str, detail: Detail, abstract: str) -> bool:
     """Does this abstract report the kind of detail the question asks for? Either a sentence
     reports that kind of thing, or a sentence names the very thing asked ("word error rate")

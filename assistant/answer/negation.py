@@ -5,7 +5,7 @@ regret bounds grow polynomially with the number of followers": the words are the
 but one. The model wrote the second, cited to the first (`heldout19`, a yes/no follow-up
 answered "Yes"). Here the test is narrow on purpose: the abstract's sentence puts a
 negation right before a word ("do not grow", "never converges", "requires no
-retraining"), the claim uses that word and another of the few after it ("with n at a
+retraining", "fails to converge"), the claim uses that word and another of the few after it ("with n at a
 polynomial rate"), and has no negation of its own. A claim that says
 the same in other words ("requires no retraining" for "does not need retraining") keeps
 its own negation, "not only … but also", "whether or not", "no more than" deny nothing, and
@@ -19,11 +19,14 @@ import re
 
 from assistant.text import content_terms, fold
 
-# "do not grow", "cannot be learned", "doesn't scale", "never converges", "requires no retraining"
+# "do not grow", "cannot be learned", "doesn't scale", "never converges", "requires no retraining",
+# "fails to converge"
 _DENIED = re.compile(
-    r"(?:\b(?:not|never|cannot|no)|n['’]t)\s+"
+    r"(?:(?:\b(?:not|never|cannot|no)|n['’]t)\s+"
     r"(?:(?:be|been|being|have|has|had|do|does|did|always|necessarily|significantly|substantially"
-    r"|even|yet)\s+)?([A-Za-z][\w-]*)",
+    r"|even|yet)\s+)?"
+    # "fails to converge", "are unable to capture"
+    r"|\b(?:fails?|failed|failing|unable)\s+to\s+(?:be\s+)?)([A-Za-z][\w-]*)",
     re.IGNORECASE,
 )
 _NOT_A_DENIAL = re.compile(
