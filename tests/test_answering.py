@@ -473,6 +473,22 @@ def test_a_new_question_in_a_chat_is_not_read_as_a_follow_up(bot) -> None:
         assert bot.plan(follow_up, history=history).standalone.rewritten
     # a short question that names its own subject stands alone
     assert not bot.plan("What is MARLA?", history=history).standalone.rewritten
+    # up to 20 words, a question still points back when a verb asks about "they" / "that" or a
+    # demonstrative follows a preposition, and it names nothing of its own; "its" or "does it"
+    # after a name of its own do not make it one
+    games = [
+        ("Is there a paper on regularized learning dynamics in continuous games under persistent noise?", "")
+    ]
+    for long_follow_up in (
+        "For what class of games do they still get play that keeps coming back near the equilibrium?",
+        "Which of the two error sources does switching to that family shrink for smooth targets with few inputs?",
+    ):
+        assert bot.plan(long_follow_up, history=games).standalone.rewritten, long_follow_up
+    for own in (
+        "What rank does MARLA use for its logit-correction subspace, and what worst-group accuracy does it reach?",
+        "Which paper proposes a watermark for existing photos and explains how users can verify it later on?",
+    ):
+        assert not bot.plan(own, history=history).standalone.rewritten, own
     # an "it" that stands for what follows refers to nothing before
     assert not is_follow_up("How hard is it to count the linear regions of a ReLU network?")
     assert not is_follow_up("What does it cost to enforce exact rather than approximate symmetry?")
@@ -773,6 +789,10 @@ def test_a_question_naming_what_no_paper_mentions_is_refused_naming_the_closest(
     assert unknown("¿Qué es PrivateSeal y para qué sirve?") == []  # '¿Qué' opens the question
     # Who did the work is no subject an abstract names ("two Soviet mathematicians").
     assert unknown("Which theorem of two Soviet mathematicians finds Condorcet winners?") == ["Condorcet"]
+    # An adjective made from a name is a property an abstract may state otherwise ("symmetric
+    # random matrices" for "Hermitian random arrays"); the name itself is still looked up.
+    assert unknown("Which tail bounds hold for Hermitian random arrays with a Hermite twist?") == []
+    assert unknown("Tail bounds for Hermitian arrays under Condorcet rules?") == ["Condorcet"]
     assert unknown("Do Google DeepMind researchers study Shapley values?") == []
     # refuse_unknown_names=false: the question is judged on its evidence alone, no name blamed.
     SCRIPTED.script("The paper finds the Condorcet winner [1].")
@@ -943,6 +963,30 @@ def test_a_figure_asked_of_a_benchmark_no_abstract_mentions_is_refused_before_th
     assert answer.refused and answer.reason is not None
     assert "does not mention HH-RLHF" in answer.reason, answer.reason
     assert len(SCRIPTED.calls) == calls
+
+
+def test_a_comparison_with_a_method_no_abstract_mentions_is_refused_before_the_model(bot) -> None:
+    """ "How does ODESteer compare with Direct Preference Optimization?": no close abstract
+    mentions DPO, by name or initials, so none can say how the two compare; the model is
+    not asked (it wrote "… does not resolve this issue [1]" of another method, and the
+    check kept the abstract's sentence as if it answered). A comparison with a method the
+    abstract does name goes on."""
+    calls = len(SCRIPTED.calls)
+    answer = final(events(bot, "How does ODESteer compare with Direct Preference Optimization?"))
+    assert answer.refused and answer.reason is not None
+    assert "does not mention Direct Preference Optimization" in answer.reason, answer.reason
+    assert len(SCRIPTED.calls) == calls
+    from assistant.answer.evidence import unmentioned_comparison
+
+    text = "We compare against Direct Preference Optimization (DPO) and beat DQN."
+    assert unmentioned_comparison("How does it compare with DPO?", text) is None
+    assert unmentioned_comparison("How does it compare with DQN?", text) is None
+    assert (
+        unmentioned_comparison("How does it compare with Direct Preference Optimization?", "DPO wins.")
+        is None
+    )
+    assert unmentioned_comparison("How does it compare with RoPE?", text) == "RoPE"
+    assert unmentioned_comparison("Compared with Adam, how fast is it?", text) is None  # a plain capital
 
 
 def test_a_figure_the_abstract_states_in_words_is_not_refused(bot) -> None:

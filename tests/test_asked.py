@@ -25,6 +25,8 @@ PRIVATESEAL = (
         ("Which text-to-image generator produced the synthetic images?", "name"),
         ("Which actor-critic algorithm was i-QN combined with for MuJoCo?", "name"),
         ("Which pathway database supplied the genes for the experiment?", "name"),
+        ("Which city's demand data did they use for the battery swap station case study?", "name"),
+        ("Which ridesharing company supplied the real-world dataset?", "name"),
         # "by name" asks for names whatever the noun
         ("Which baseline bisimulation methods, by name, does BSPO outperform?", "name"),
         # "which specific …" chooses among named things, in the question's own clause

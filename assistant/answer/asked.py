@@ -51,7 +51,10 @@ _MODIFIERS = (
 _NAME_HEADS = (
     r"(?:datasets?|benchmarks?|suites?|llms?|language\s+models?|base\s+models?|generators?"
     r"|corpus|corpora|gpus?|hardware|librar(?:y|ies)|simulators?|programming\s+languages?"
-    r"|algorithms?|databases?)"
+    r"|algorithms?|databases?"
+    # kinds whose members are proper names ("Which city's demand data …?")
+    r"|cit(?:y|ies)|countr(?:y|ies)|compan(?:y|ies)|universit(?:y|ies)|institutions?|hospitals?"
+    r"|organi[sz]ations?|firms?)"
 )
 _FIGURE_HEADS = (
     r"(?:percentage|fraction|factor|accuracy|speed-?up|perplexity|score|error|ratio|gain|margin"

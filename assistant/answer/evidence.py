@@ -346,6 +346,35 @@ def _states_a_value(sentence: str) -> bool:
     return any(not q.year for q in quantities(sentence))
 
 
+# "How do their findings compare with Direct Preference Optimization?": what a comparison is
+# with, when it is a name (capitalised words)
+_COMPARED_WITH = re.compile(
+    r"\bcompar(?:e|es|ed|ing|ison)\b[^?.;]*?\b(?:with|to|against)\s+(?:the\s+)?"
+    r"([A-Z][\w-]*(?:\s+[A-Z][\w-]*){0,5})"
+)
+
+
+def unmentioned_comparison(question: str, text: str) -> str | None:
+    """The name a question asks a comparison with ("Direct Preference Optimization"), when
+    the text (the top abstracts) mentions neither it nor its initials ("DPO"): the abstract
+    cannot say how the paper compares with it. One capitalised word counts only when it is
+    name-like ("DQN", "RoPE"), not a sentence's "Adam"-like plain word's capital alone."""
+    m = _COMPARED_WITH.search(question)
+    if m is None:
+        return None
+    name = m.group(1)
+    words = name.split()
+    if len(words) == 1 and not name_like(name, capitalised=False):
+        return None
+    folded = fold(text)
+    if fold(name) in folded or (len(words) == 1 and fold(name).replace("-", "") in folded.replace("-", "")):
+        return None
+    initials = "".join(w[0] for w in words)
+    if len(words) > 1 and re.search(rf"\b{initials}\b", text):
+        return None
+    return name
+
+
 def missing_names(question: str, text: str) -> list[str]:
     """Names in the question (benchmarks, datasets, models: 'ImageNet', '3DMatch', 'Adult')
     that the text (the top abstracts) never mentions."""

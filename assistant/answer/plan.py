@@ -14,6 +14,7 @@ from assistant.answer.evidence import (
     best_dense,
     best_per_hit,
     missing_names,
+    unmentioned_comparison,
 )
 from assistant.answer.route import Route
 from assistant.answer.rules import DetailRules, LexiconDetails
@@ -174,6 +175,17 @@ def judge(
                 missing=", ".join(absent),
                 names_closest=True,
             )
+    compared = unmentioned_comparison(standalone, " ".join(h.paper.abstract for h in hits[:3]))
+    if compared is not None and route.kind != "catalogue":
+        return Verdict(
+            False,
+            f"The closest paper, “{top.label}”, does not mention {compared}, so its abstract cannot "
+            "say how the two compare.",
+            dense,
+            sentence,
+            missing=compared,
+            names_closest=True,
+        )
     named_author = result.detected.author is not None or result.filters.author is not None
     score = evidence_score(result, scored, bool(rare_terms(standalone)))
     strong = score >= settings.answer_above

@@ -56,6 +56,19 @@ _FOLLOW_UP = re.compile(
 # that the smallest singular values … also carry learned information?"): the follow-ups people
 # write are short ("How many knowledge graphs was it evaluated on, and is the code public?").
 FOLLOW_UP_WORDS = 15
+# Up to this many words, a question points back when a pronoun is what a verb asks about ("For
+# what class of games do they still get play that …?", "How long does that take …?") or a
+# demonstrative follows a preposition ("… switching to that family …"), and it names nothing
+# of its own (`_subject`): "its", "their" or "the authors" alone are not enough at this length
+# ("… what throughput speed-up does it report?" after naming RollVerify).
+LONG_FOLLOW_UP_WORDS = 20
+_POINTS_BACK = re.compile(
+    r"\b(?:do|does|did|is|are|was|were|can|could|would|will|has|have|had)\s+(?:they|it|that|this|these|those)\b"
+    r"|\b(?:of|about|from|on|in|with|to|for|than)\s+(?:this|that|these|those)\b(?!\s+\w+\s+that\b)"
+    r"|\b(?:this|that|these|those)\s+(?:papers?|methods?|approach(?:es)?|models?|works?|frameworks?|stud(?:y|ies)"
+    r"|results?|analys[ie]s|findings?)\b",
+    re.IGNORECASE,
+)
 FOLLOW_UP_TO = " (follow-up to: "  # how a follow-up without a subject carries the previous question
 # Pronouns and short references a subject can replace ("it" -> "GRAPE"). "they", "them",
 # "their" only by a name the previous question used ("Which testbeds did they show results
@@ -235,6 +248,17 @@ def is_follow_up(question: str) -> bool:
     return words <= FOLLOW_UP_WORDS and _refers_back(question)
 
 
+def _long_follow_up(question: str, is_key_term: Callable[[str], bool]) -> bool:
+    """A question of `FOLLOW_UP_WORDS` to `LONG_FOLLOW_UP_WORDS` words that points back
+    (`_POINTS_BACK`) and names no subject of its own."""
+    words = len(question.split())
+    return (
+        FOLLOW_UP_WORDS < words <= LONG_FOLLOW_UP_WORDS
+        and _POINTS_BACK.search(question) is not None
+        and _subject(question_words(question), is_key_term) is None
+    )
+
+
 @dataclass(frozen=True)
 class Standalone:
     """A question made to stand alone: `question` for reading and answering, `retrieval`
@@ -275,12 +299,12 @@ def standalone(
     against it already): a long earlier turn never makes the short question at hand fail.
     """
     pairs = conversation(history)
-    if not pairs or not is_follow_up(question):
+    if not pairs or not (is_follow_up(question) or _long_follow_up(question, is_key_term)):
         return Standalone(question, question)
     if not _refers_back(question) and _subject(question_words(question), is_key_term):
         return Standalone(question, question)  # short, and names its own subject: "What is PrivateSeal?"
     previous = " ".join(pairs[-1][0].split())
-    if len(pairs) > 1 and is_follow_up(previous):
+    if len(pairs) > 1 and (is_follow_up(previous) or _long_follow_up(previous, is_key_term)):
         # The previous turn was a follow-up too ("And how is it evaluated?"): read it as it was
         # read then ("How is i-QN evaluated?"), so a chain of follow-ups keeps its subject.
         earlier = pairs[-1 - FOLLOW_UP_CHAIN : -1]

@@ -324,14 +324,19 @@ _DESCRIBES_PEOPLE = re.compile(
 )
 
 
+_EPONYMOUS_ADJECTIVE = re.compile(r"[A-Z][a-z]{3,}(?:ian|ean)")
+
+
 def unknown_names(question: str, lexical: LexicalIndex) -> list[str]:
     """Names the question uses that no indexed paper mentions, in its text or its listing
     ("ScanNet", "Condorcet", "YaRN-style"): the question is about something else. A name is
-    known when an indexed word begins with it ("Bayes": "Bayesian")."""
+    known when an indexed word begins with it ("Bayes": "Bayesian"). An adjective made from a
+    name ("Hermitian", "Euclidean") is a property an abstract may state in other words
+    ("symmetric", "self-adjoint"), not a name to look up."""
     out = []
     describers = {word for run in _DESCRIBES_PEOPLE.findall(question) for word in run.split()}
     for word in question_words(question):
-        if word in describers:
+        if word in describers or _EPONYMOUS_ADJECTIVE.fullmatch(word):
             continue
         tokens = [lexical.tokens(part) for part in name_parts(word)]  # [] for a stop word
         if any(t and not all(lexical.begins_a_word(x) for x in t) for t in tokens):
