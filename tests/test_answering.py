@@ -473,9 +473,9 @@ def test_a_new_question_in_a_chat_is_not_read_as_a_follow_up(bot) -> None:
         assert bot.plan(follow_up, history=history).standalone.rewritten
     # a short question that names its own subject stands alone
     assert not bot.plan("What is MARLA?", history=history).standalone.rewritten
-    # up to 20 words, a question still points back when a verb asks about "they" / "that" or a
-    # demonstrative follows a preposition, and it names nothing of its own; "its" or "does it"
-    # after a name of its own do not make it one
+    # up to 20 words, a question still points back when, in its first clause, a verb asks about
+    # "they" / "that" or a demonstrative follows a preposition, and it names nothing of its own;
+    # "its" or "does it" after a name of its own do not make it one
     games = [
         ("Is there a paper on regularized learning dynamics in continuous games under persistent noise?", "")
     ]
@@ -487,6 +487,9 @@ def test_a_new_question_in_a_chat_is_not_read_as_a_follow_up(bot) -> None:
     for own in (
         "What rank does MARLA use for its logit-correction subspace, and what worst-group accuracy does it reach?",
         "Which paper proposes a watermark for existing photos and explains how users can verify it later on?",
+        # after a comma the pronoun is the question's own subject again
+        "Which LLMs were tested in the black-box zero-sum-game safety alignment framework, and what "
+        "harmlessness scores did they get?",
     ):
         assert not bot.plan(own, history=history).standalone.rewritten, own
     # an "it" that stands for what follows refers to nothing before

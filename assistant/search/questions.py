@@ -248,13 +248,18 @@ def is_follow_up(question: str) -> bool:
     return words <= FOLLOW_UP_WORDS and _refers_back(question)
 
 
+# A pronoun after a comma or colon is most often the question's own subject again ("Which
+# LLMs were tested in …, and what scores did they get?")
+_FIRST_CLAUSE = re.compile(r"[,:;]")
+
+
 def _long_follow_up(question: str, is_key_term: Callable[[str], bool]) -> bool:
-    """A question of `FOLLOW_UP_WORDS` to `LONG_FOLLOW_UP_WORDS` words that points back
-    (`_POINTS_BACK`) and names no subject of its own."""
+    """A question of `FOLLOW_UP_WORDS` to `LONG_FOLLOW_UP_WORDS` words that points back in
+    its first clause (`_POINTS_BACK`) and names no subject of its own."""
     words = len(question.split())
     return (
         FOLLOW_UP_WORDS < words <= LONG_FOLLOW_UP_WORDS
-        and _POINTS_BACK.search(question) is not None
+        and _POINTS_BACK.search(_FIRST_CLAUSE.split(question, 1)[0]) is not None
         and _subject(question_words(question), is_key_term) is None
     )
 
