@@ -473,6 +473,13 @@ def test_a_new_question_in_a_chat_is_not_read_as_a_follow_up(bot) -> None:
         assert bot.plan(follow_up, history=history).standalone.rewritten
     # a short question that names its own subject stands alone
     assert not bot.plan("What is MARLA?", history=history).standalone.rewritten
+    # "the paper on X" describes the paper it means; "the paper" alone points back (seen in
+    # Chromium: after "Which papers did Théo Vincent write?" this kept his name as a filter
+    # and was answered from an abstract, without a single author's name)
+    vincent = [("Which papers did Théo Vincent write?", "2 papers by Théo Vincent: … [1]. … [2].")]
+    own = bot.plan("Who are the authors of the paper on iterated Q-Networks?", history=vincent)
+    assert not own.standalone.rewritten and own.route.kind == "catalogue", own.standalone
+    assert is_follow_up("What does the paper propose?")
     # up to 20 words, a question still points back when, in its first clause, a verb asks about
     # "they" / "that" or a demonstrative follows a preposition, and it names nothing of its own;
     # "its" or "does it" after a name of its own do not make it one

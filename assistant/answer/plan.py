@@ -161,20 +161,6 @@ def judge(
                 missing=detail.name,
                 names_closest=True,
             )
-    if (asked or asked_kind(standalone)) and route.kind != "catalogue":
-        # A name may be in a paper's listing rather than its abstract ("… in the NeurIPS 2025 listing").
-        named = " ".join(f"{h.paper.title or ''} {h.paper.abstract} {_listing(h.paper)}" for h in hits[:3])
-        head = asked_head(standalone)  # "Which LLMs …?" asks for names, it names no LLM
-        absent = [w for w in missing_names(standalone, named) if head is None or w not in head.split()]
-        if absent:
-            return Verdict(
-                False,
-                f"The closest paper, “{top.label}”, does not mention {', '.join(absent)}.",
-                dense,
-                sentence,
-                missing=", ".join(absent),
-                names_closest=True,
-            )
     compared = unmentioned_comparison(standalone, " ".join(h.paper.abstract for h in hits[:3]))
     if compared is not None and route.kind != "catalogue":
         return Verdict(
@@ -186,6 +172,23 @@ def judge(
             missing=compared,
             names_closest=True,
         )
+    if (asked or asked_kind(standalone)) and route.kind != "catalogue":
+        # A name may be in a paper's listing rather than its abstract ("… in the NeurIPS 2025 listing").
+        named = " ".join(f"{h.paper.title or ''} {h.paper.abstract} {_listing(h.paper)}" for h in hits[:3])
+        head = asked_head(standalone)  # "Which LLMs …?" asks for names, it names no LLM
+        absent = [w for w in missing_names(standalone, named) if head is None or w not in head.split()]
+        if absent:
+            # words the question writes as one name are one name ("Direct Preference Optimization")
+            phrase = " ".join(absent)
+            listed = phrase if len(absent) > 1 and phrase in standalone else ", ".join(absent)
+            return Verdict(
+                False,
+                f"The closest paper, “{top.label}”, does not mention {listed}.",
+                dense,
+                sentence,
+                missing=", ".join(absent),
+                names_closest=True,
+            )
     named_author = result.detected.author is not None or result.filters.author is not None
     score = evidence_score(result, scored, bool(rare_terms(standalone)))
     strong = score >= settings.answer_above

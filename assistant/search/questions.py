@@ -41,8 +41,10 @@ _FOLLOW_UP_START = re.compile(
 )
 _FOLLOW_UP = re.compile(
     r"\b(?:it(?!\s+(?:is\s+|was\s+)?(?:possible|true|hard|difficult|easy|feasible|necessary|known|costs?)"
-    r"\s+(?:to|that)\b)(?<!\bis it(?=\s+to\b))|its|it's|they|them|their|he|she|his|her|the paper|the method"
-    r"|the approach|the same)\b"
+    r"\s+(?:to|that)\b)(?<!\bis it(?=\s+to\b))|its|it's|they|them|their|he|she|his|her|the same)\b"
+    # "the paper" points back; "the paper on iterated Q-Networks" describes the one it means
+    r"|\bthe\s+(?:paper|method|approach)\b(?!\s+(?:on|about|that|which|where|whose|by|from|in|with|of"
+    r"|proposing|introducing|presenting|studying)\b)"
     # "the authors" point back; "the study of grokking", "the authors of X" do not
     r"|\bthe\s+(?:authors|researchers|experiments|study)\b(?!\s+(?:of|on|in|about|from)\b)"
     r"|\b(?:this|that|these|those)\s+(?:papers?|methods?|approach(?:es)?|models?|works?|frameworks?"
