@@ -19,11 +19,11 @@ from dataclasses import replace
 from itertools import chain
 from typing import Protocol
 
-from assistant.answer.asked import giving_asked
+from assistant.answer.asked import asked_kind, giving_asked
 from assistant.answer.catalogue_answers import catalogue_answer, several_answer
 from assistant.answer.checker import Checker
 from assistant.answer.citations import Numbering, markers, shown
-from assistant.answer.extractive import answer_first, compose, pick
+from assistant.answer.extractive import ANSWER_FROM, answer_first, compose, pick
 from assistant.answer.llms import ChatModel, Message, chat_model, relevance_model
 from assistant.answer.model_answer import (
     Context,
@@ -114,7 +114,15 @@ class ExtractiveAnswerer:
             return None
         gives = giving_asked(plan.standalone.own, plan.standalone.question)
         if gives is not None and not plan.cover:  # a comparison speaks of every paper it compares
-            chosen = answer_first(chosen, plan.scored, gives, s.answer_sentences, s.min_sentence_score)
+            every = asked_kind(plan.standalone.own) == "number"  # as `_stated_nowhere` looks
+            chosen = answer_first(
+                chosen,
+                plan.scored,
+                gives,
+                s.answer_sentences,
+                s.min_sentence_score,
+                None if every else ANSWER_FROM,
+            )
         text, citations, sentences = compose(chosen)
         return plan.answer(text, citations, sentences, backend or self.name)
 
@@ -190,8 +198,8 @@ class ModelAnswerer:
                 and not any(checker.gives_asked(e.text) for e in supported)
                 and _stated_nowhere(checker)
             ):
-                # The model says the abstracts do not give the figure or names asked for,
-                # and the sentences closest to the question give none either: it is right.
+                # The model says the abstracts do not give the figure, names or number asked
+                # for, and the abstract's sentences give none either (`_stated_nowhere`): it is right.
                 why = self._not_stated(checker, context, model_text, refused=True)
                 yield self._refuse(why, plan, extra)
                 return
@@ -252,9 +260,9 @@ class ModelAnswerer:
             )
             return
         if self._asked_not_given(plan, checker, shown, supported):
-            # The question asks a paper for a figure or for names, and the answer gives none;
-            # the evidence says which paper. If its sentences closest to the question give
-            # none either, the abstract does not say it; if they do, they are shown.
+            # The question asks a paper for a figure, names or a number, and the answer gives
+            # none; the evidence says which paper. If its sentences give none either
+            # (`_stated_nowhere`), the abstract does not say it; if they do, they are shown.
             if _stated_nowhere(checker):
                 yield self._refuse(self._not_stated(checker, context, model_text), plan, extra)
                 return
@@ -431,8 +439,8 @@ class ModelAnswerer:
     def _asked_not_given(
         plan: Plan, checker: Checker, shown: list[SentenceChecked], supported: list[SentenceChecked]
     ) -> bool:
-        """A one-paper question, on strong evidence, that asks for a figure or for names
-        (`asked_kind`), answered without one."""
+        """A one-paper question, on strong evidence, that asks for a figure, names or a
+        number (`asked_kind`), answered without one."""
         if not (_asks_a_kind_of_one(plan, checker) and shown):
             return False
         return not any(checker.gives_asked(e.text) for e in supported)
@@ -480,7 +488,8 @@ class ModelAnswerer:
 
 def _asks_a_kind_of_one(plan: Plan, checker: Checker) -> bool:
     """A one-paper question, on strong evidence (it says which paper), that asks for a
-    figure or for names by its head noun (`asked_kind`)."""
+    figure or for names by its head noun, or for a number by its own "how many"
+    (`asked_kind`)."""
     return bool(plan.verdict.strong and checker.asked and checker.one_paper)
 
 

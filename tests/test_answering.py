@@ -480,6 +480,7 @@ def test_a_new_question_in_a_chat_is_not_read_as_a_follow_up(bot) -> None:
     own = bot.plan("Who are the authors of the paper on iterated Q-Networks?", history=vincent)
     assert not own.standalone.rewritten and own.route.kind == "catalogue", own.standalone
     assert is_follow_up("What does the paper propose?")
+    assert is_follow_up("How robust is the approach in low-resource settings?")
     # up to 20 words, a question still points back when, in its first clause, a verb asks about
     # "they" / "that" or a demonstrative follows a preposition, and it names nothing of its own;
     # "its" or "does it" after a name of its own do not make it one
@@ -497,6 +498,9 @@ def test_a_new_question_in_a_chat_is_not_read_as_a_follow_up(bot) -> None:
         # after a comma the pronoun is the question's own subject again
         "Which LLMs were tested in the black-box zero-sum-game safety alignment framework, and what "
         "harmlessness scores did they get?",
+        # an "it" or "that" that points at nothing before
+        "How much labelled data does it take for a linear probe to recover syntactic depth from a frozen encoder?",
+        "Which paper argues that the reason language models fail at arithmetic is that tokenization splits numbers?",
     ):
         assert not bot.plan(own, history=history).standalone.rewritten, own
     # an "it" that stands for what follows refers to nothing before
@@ -997,6 +1001,9 @@ def test_a_comparison_with_a_method_no_abstract_mentions_is_refused_before_the_m
     )
     assert unmentioned_comparison("How does it compare with RoPE?", text) == "RoPE"
     assert unmentioned_comparison("Compared with Adam, how fast is it?", text) is None  # a plain capital
+    assert unmentioned_comparison("Compared with RoPE, how fast is it?", text) == "RoPE"
+    assert unmentioned_comparison("How does it compare to baselines when applied to ImageNet?", text) is None
+    assert unmentioned_comparison("How does it compare with GNNs on CIFAR-10?", "A GNN on CIFAR10.") is None
 
 
 def test_a_figure_the_abstract_states_in_words_is_not_refused(bot) -> None:

@@ -115,6 +115,7 @@ def test_a_claim_its_abstract_denies_is_not_supported(bot) -> None:
         ("The probes are unable to capture syntax.", "The probes capture syntax well.", "capture"),
         # the claim keeps a negation of its own, or the sentence denies nothing
         ("Our method does not require retraining.", "The method requires no retraining.", None),
+        ("Linear probes were unable to recover syntax.", "The probes were unable to recover syntax.", None),
         ("It improves not only accuracy but also robustness.", "It improves accuracy.", None),
         ("No-regret dynamics converge to equilibria.", "The dynamics converge.", None),
         ("This holds whether or not the game is monotone.", "The game is monotone.", None),

@@ -52,9 +52,11 @@ _NAME_HEADS = (
     r"(?:datasets?|benchmarks?|suites?|llms?|language\s+models?|base\s+models?|generators?"
     r"|corpus|corpora|gpus?|hardware|librar(?:y|ies)|simulators?|programming\s+languages?"
     r"|algorithms?|databases?"
-    # kinds whose members are proper names ("Which city's demand data …?")
-    r"|cit(?:y|ies)|countr(?:y|ies)|compan(?:y|ies)|universit(?:y|ies)|institutions?|hospitals?"
-    r"|organi[sz]ations?|firms?)"
+    # kinds whose members are proper names ("Which city's demand data …?", "Which ridesharing
+    # company supplied …?"), when the noun is the head: not "What hospital readmission rate …?"
+    r"|(?:cit(?:y|ies)|countr(?:y|ies)|compan(?:y|ies)|universit(?:y|ies)|institutions?|hospitals?"
+    r"|organi[sz]ations?)(?=['’]s\b|\s*[?,]|\s+(?:or|and|did|does|do|was|were|is|are|has|have|had|in|of"
+    r"|for|from|that|which|supplied|provided|released|collected)\b))"
 )
 _FIGURE_HEADS = (
     r"(?:percentage|fraction|factor|accuracy|speed-?up|perplexity|score|error|ratio|gain|margin"
@@ -91,7 +93,8 @@ _FORMULA = re.compile(r"\$[^$]+\$|\b[OΘΩo]\s*\(|√|\d\s*/\s*\d|\\(?:frac|log|
 
 
 def asked_kind(question: str) -> Kind | None:
-    """The kind of thing the question asks for by its head noun, if it names one."""
+    """The kind of thing the question asks for: a figure or names by its head noun, a number
+    by its own "how many …?" (`asks_how_many`); None for any other question."""
     if _ASKS_FIGURE.search(question):
         return "figure"
     m = _ASKS_NAMES.search(question)
@@ -148,7 +151,7 @@ _HOW_MANY = re.compile(r"\bhow\s+many\s+((?:[\w-]+\s+){0,1}[\w-]+)", re.IGNORECA
 # of the game" (not "piecewise-linear functions")
 _ORDER = re.compile(
     r"(?<![\w-])(?:polynomial|(?:sub|super)?linear|logarithmic|exponential|quadratic|constant)(?:ly|ally)?"
-    r"\s+(?:many|number|in|of)\b",
+    r"\s+(?:many|number\b|in\s+the\s+(?:size|number)\b)",
     re.IGNORECASE,
 )
 _EXACT = re.compile(r"\b(?:exact(?:ly)?|explicit(?:ly)?|precise(?:ly)?)\b", re.IGNORECASE)
@@ -208,6 +211,12 @@ def named_terms(sentence: str, question: str, sources: str) -> list[str]:
 
 
 NEAR_HEAD = 4  # words between a name and the noun that says what it names ("W-Bench benchmark")
+_PROPER_HEAD = re.compile(r"(cit|countr|compan|universit)(?:y|ies)|(institution|hospital|organi[sz]ation)s?")
+
+
+def _bare(word: str) -> str:
+    """A word without the punctuation around it, case-folded."""
+    return word.strip(".,;:()[]$").casefold()
 
 
 def names_a_kind(sentence: str, question: str) -> list[str]:
@@ -218,9 +227,17 @@ def names_a_kind(sentence: str, question: str) -> list[str]:
     if asked is None:
         return []
     head = next(g for g in asked.groups() if g)
-    stem = head.split()[-1].casefold().rstrip("s")[:4]  # "datasets" → "data", "LLMs" → "llm"
     words = sentence.split()
-    heads = [i for i, w in enumerate(words) if w.strip(".,;:()[]$").casefold().startswith(stem)]
+    last = head.split()[-1].casefold()
+    proper = _PROPER_HEAD.fullmatch(last)
+    if proper:  # "city" and "cities", never "citation"; "company", never "compare"
+        stem = next(g for g in proper.groups() if g)
+        heads = [
+            i for i, w in enumerate(words) if _PROPER_HEAD.fullmatch(_bare(w)) and _bare(w).startswith(stem)
+        ]
+    else:
+        stem = last.rstrip("s")[:4]  # "datasets" → "data", "LLMs" → "llm"
+        heads = [i for i, w in enumerate(words) if _bare(w).startswith(stem)]
     found = []
     for term in named_terms(sentence, question, sentence):
         at = [i for i, w in enumerate(words) if term in w]

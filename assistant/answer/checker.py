@@ -392,16 +392,16 @@ class Checker:
 
     @property
     def asked(self) -> Kind | None:
-        """What the question asks for by its head noun: a figure, names, or neither."""
+        """What the question asks for: a figure or names by its head noun, a number by its
+        own "how many", or none of these (`asked_kind`)."""
         return self._asked
 
     def gives_asked(self, sentence: str) -> bool:
         """Does this sentence give what the question asks for (a figure; a name a given
-        abstract uses that the question does not)?"""
+        abstract uses that the question does not; a number this turn's own words do not hold)?"""
         assert self._asked is not None and self.question is not None
-        return gives(
-            self._asked, sentence, self.question, " ".join(s for group in self._sentences for s in group)
-        )
+        question = (self.asks or self.question) if self._asked == "number" else self.question
+        return gives(self._asked, sentence, question, " ".join(s for group in self._sentences for s in group))
 
     def closest_to_question(self) -> str | None:
         """The first source's sentence closest to the question."""

@@ -64,18 +64,20 @@ def answer_first(
     gives: Callable[[str], bool],
     most: int,
     min_score: float,
+    closest: int | None = ANSWER_FROM,
 ) -> list[ScoredSentence]:
     """`chosen` with, first, the sentence that gives what the question asks for (`gives`: a
-    figure, names, a number) when none of them does: of the first paper's `ANSWER_FROM`
-    sentences closest to the question, at `min_score` at least ("NP-hardness already for
+    figure, names, a number) when none of them does: of the first paper's `closest`
+    sentences closest to the question (None: all of them, for "how many …?", whose count is
+    often last: "… across 54 KGs"), at `min_score` at least ("NP-hardness already for
     networks with one hidden layer" for "… even for how many hidden layers?", ranked below
     two sentences that restate the question's subject). At most `most` sentences: the
     first paper's last one makes way for it, so another paper's sentence stays."""
     if not chosen or any(gives(s.text) for s in chosen):
         return list(chosen)
     paper = chosen[0].hit.paper.id
-    closest = sorted((s for s in scored if s.hit.paper.id == paper), key=lambda s: -s.score)[:ANSWER_FROM]
-    stating = next((s for s in closest if s.score >= min_score and gives(s.text)), None)
+    ranked = sorted((s for s in scored if s.hit.paper.id == paper), key=lambda s: -s.score)[:closest]
+    stating = next((s for s in ranked if s.score >= min_score and gives(s.text)), None)
     if stating is None:
         return list(chosen)
     rest = list(chosen)

@@ -35,7 +35,8 @@ _NOT_A_DENIAL = re.compile(
     re.IGNORECASE,
 )
 _NEGATION = re.compile(
-    r"\b(?:not|never|cannot|no|none|neither|nor|without|fails?|failed|lacks?|absent|unlike|rather\s+than"
+    r"\b(?:not|never|cannot|no|none|neither|nor|without|fails?|failed|failing|unable|inability|lacks?|absent"
+    r"|unlike|rather\s+than"
     r"|instead\s+of)\b|n['’]t\b",
     re.IGNORECASE,
 )

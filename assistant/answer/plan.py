@@ -161,7 +161,9 @@ def judge(
                 missing=detail.name,
                 names_closest=True,
             )
-    compared = unmentioned_comparison(standalone, " ".join(h.paper.abstract for h in hits[:3]))
+    # A name may be in a paper's listing rather than its abstract ("… in the NeurIPS 2025 listing").
+    named = " ".join(f"{h.paper.title or ''} {h.paper.abstract} {_listing(h.paper)}" for h in hits[:3])
+    compared = unmentioned_comparison(standalone, named)
     if compared is not None and route.kind != "catalogue":
         return Verdict(
             False,
@@ -173,8 +175,6 @@ def judge(
             names_closest=True,
         )
     if (asked or asked_kind(standalone)) and route.kind != "catalogue":
-        # A name may be in a paper's listing rather than its abstract ("… in the NeurIPS 2025 listing").
-        named = " ".join(f"{h.paper.title or ''} {h.paper.abstract} {_listing(h.paper)}" for h in hits[:3])
         head = asked_head(standalone)  # "Which LLMs …?" asks for names, it names no LLM
         absent = [w for w in missing_names(standalone, named) if head is None or w not in head.split()]
         if absent:

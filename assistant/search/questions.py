@@ -43,7 +43,7 @@ _FOLLOW_UP = re.compile(
     r"\b(?:it(?!\s+(?:is\s+|was\s+)?(?:possible|true|hard|difficult|easy|feasible|necessary|known|costs?)"
     r"\s+(?:to|that)\b)(?<!\bis it(?=\s+to\b))|its|it's|they|them|their|he|she|his|her|the same)\b"
     # "the paper" points back; "the paper on iterated Q-Networks" describes the one it means
-    r"|\bthe\s+(?:paper|method|approach)\b(?!\s+(?:on|about|that|which|where|whose|by|from|in|with|of"
+    r"|\bthe\s+(?:paper|method|approach)\b(?!\s+(?:on|about|that|which|whose|by"
     r"|proposing|introducing|presenting|studying)\b)"
     # "the authors" point back; "the study of grokking", "the authors of X" do not
     r"|\bthe\s+(?:authors|researchers|experiments|study)\b(?!\s+(?:of|on|in|about|from)\b)"
@@ -64,9 +64,12 @@ FOLLOW_UP_WORDS = 15
 # of its own (`_subject`): "its", "their" or "the authors" alone are not enough at this length
 # ("… what throughput speed-up does it report?" after naming RollVerify).
 LONG_FOLLOW_UP_WORDS = 20
+# ("does it take …" and "is that" are as often the question's own: "How much data does it take
+# to …?", "… the reason is that …"; "in that" is a conjunction)
 _POINTS_BACK = re.compile(
-    r"\b(?:do|does|did|is|are|was|were|can|could|would|will|has|have|had)\s+(?:they|it|that|this|these|those)\b"
-    r"|\b(?:of|about|from|on|in|with|to|for|than)\s+(?:this|that|these|those)\b(?!\s+\w+\s+that\b)"
+    r"\b(?:do|does|did|can|could|would|will|has|have|had)\s+(?:they|that|these|those)\b"
+    r"|\b(?:is|are|was|were)\s+they\b"
+    r"|\b(?:of|about|from|on|with|to|for|than)\s+(?:this|that|these|those)\b(?!\s+\w+\s+that\b)"
     r"|\b(?:this|that|these|those)\s+(?:papers?|methods?|approach(?:es)?|models?|works?|frameworks?|stud(?:y|ies)"
     r"|results?|analys[ie]s|findings?)\b",
     re.IGNORECASE,

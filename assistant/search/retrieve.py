@@ -324,15 +324,18 @@ _DESCRIBES_PEOPLE = re.compile(
 )
 
 
-_EPONYMOUS_ADJECTIVE = re.compile(r"[A-Z][a-z]{3,}(?:ian|ean)")
+_EPONYMOUS_ADJECTIVE = re.compile(
+    r"(?:Hermit|Euclid|Gauss|Riemann|Lipschitz|Hess|Laplac|Lagrang|Hamilton|Jacob|Markov|Bayes|Boole|Cartes"
+    r"|Newton|Abel|Darwin|Pareto|Kolmogorov|Wiener|Poisson|Dirichlet|Sobolev|Banach|Hilbert)(?:ian|ean|e?an)s?"
+)
 
 
 def unknown_names(question: str, lexical: LexicalIndex) -> list[str]:
     """Names the question uses that no indexed paper mentions, in its text or its listing
     ("ScanNet", "Condorcet", "YaRN-style"): the question is about something else. A name is
     known when an indexed word begins with it ("Bayes": "Bayesian"). An adjective made from a
-    name ("Hermitian", "Euclidean") is a property an abstract may state in other words
-    ("symmetric", "self-adjoint"), not a name to look up."""
+    mathematician's name ("Hermitian", "Euclidean"; `_EPONYMOUS_ADJECTIVE`) is a property an
+    abstract may state in other words ("symmetric", "self-adjoint"), not a name to look up."""
     out = []
     describers = {word for run in _DESCRIBES_PEOPLE.findall(question) for word in run.split()}
     for word in question_words(question):
