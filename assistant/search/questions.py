@@ -64,10 +64,11 @@ FOLLOW_UP_WORDS = 15
 # of its own (`_subject`): "its", "their" or "the authors" alone are not enough at this length
 # ("… what throughput speed-up does it report?" after naming RollVerify).
 LONG_FOLLOW_UP_WORDS = 20
-# ("does it take …" and "is that" are as often the question's own: "How much data does it take
-# to …?", "… the reason is that …"; "in that" is a conjunction)
+# ("does it take / cost …" and "is that" are as often the question's own: "How much data does it
+# take to …?", "… the reason is that …"; "in that" is a conjunction)
 _POINTS_BACK = re.compile(
-    r"\b(?:do|does|did|can|could|would|will|has|have|had)\s+(?:they|that|these|those)\b"
+    r"\b(?:do|does|did|can|could|would|will|has|have|had)\s+(?:they|that|these|those"
+    r"|it(?!\s+(?:take|cost|mean|matter|make|need|require)s?\b))\b"
     r"|\b(?:is|are|was|were)\s+they\b"
     r"|\b(?:of|about|from|on|with|to|for|than)\s+(?:this|that|these|those)\b(?!\s+\w+\s+that\b)"
     r"|\b(?:this|that|these|those)\s+(?:papers?|methods?|approach(?:es)?|models?|works?|frameworks?|stud(?:y|ies)"
