@@ -36,7 +36,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from assistant.answer.citations import markers
-from assistant.answer.evidence import asks_how_many, requested_details
+from assistant.answer.evidence import EXACT, asks_how_many, requested_details
 from assistant.answer.quantities import Quantity, counts_things, quantities, unstated
 from assistant.text import content_words, fold, name_like, question_words
 
@@ -154,7 +154,6 @@ _ORDER = re.compile(
     r"\s+(?:many|number\b|in\s+the\s+(?:size|number)\b)",
     re.IGNORECASE,
 )
-_EXACT = re.compile(r"\b(?:exact(?:ly)?|explicit(?:ly)?|precise(?:ly)?)\b", re.IGNORECASE)
 
 
 def giving_asked(asks: str, question: str) -> Callable[[str], bool] | None:
@@ -179,7 +178,7 @@ def counts(sentence: str, asks: str, held: list[Quantity]) -> bool:
     before what "how many" counts ("networks with one hidden layer")?"""
     if any(not q.year for q in unstated(quantities(sentence), held)) or _FORMULA.search(sentence):
         return True
-    if _ORDER.search(sentence) and not _EXACT.search(asks):
+    if _ORDER.search(sentence) and not EXACT.search(asks):
         return True
     counted = _HOW_MANY.search(asks)
     heads = content_words(counted.group(1)) if counted else set()

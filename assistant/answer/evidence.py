@@ -97,7 +97,8 @@ _ORDER = _re(
     r"\b(?:polynomial(?:ly)?|(?:sub|super)?linear(?:ly)?|logarithmic(?:ally)?|exponential(?:ly)?"
     r"|quadratic(?:ally)?|constant number)\b"
 )
-_EXACT = _re(r"\bexact(?:ly)?\b|\bexplicit(?:ly)?\b|\bprecise(?:ly)?\b")
+# "exactly", "explicit", "precise": a question that wants the value itself, not its order
+EXACT = _re(r"\bexact(?:ly)?\b|\bexplicit(?:ly)?\b|\bprecise(?:ly)?\b")
 _MATH = r"\$|\\tilde|\\mathcal|\bO\(|Θ\(|Ω\(|√|\^|\bsqrt|\blog\s*\(|\bexp\s*\(|\d\s*/\s*\d|=|≤|≥"
 DETAILS: tuple[Detail, ...] = (
     Detail(
@@ -310,15 +311,14 @@ def _embedded(question: str, m: re.Match[str]) -> bool:
     return word not in _ASKING_BEFORE
 
 
-_HOW_MANY = re.compile(r"\bhow\s+many\b", re.IGNORECASE)
-
-
 def asks_how_many(question: str) -> bool:
     """Does the question itself ask "how many …?" ("On how many datasets …?"; not "… gauged
     how many steps ahead they plan", whose "how many" is the object of a verb)?"""
     if not any(d.name == "a number" for d in requested_details(question)):
         return False
-    return any(not _embedded(question, m) for m in _HOW_MANY.finditer(question))
+    return any(
+        m.group(0).lower().endswith("many") and not _embedded(question, m) for m in _HOW.finditer(question)
+    )
 
 
 def detail_reported(question: str, detail: Detail, abstract: str) -> bool:
@@ -327,7 +327,7 @@ def detail_reported(question: str, detail: Detail, abstract: str) -> bool:
     and states a quantity for it ("from 12.4% to 9.8%")."""
     asked = [fold(m.group(0)) for m in detail.asked.finditer(question)]
     # "exactly how many, as an explicit polynomial" is not answered by "polynomially many"
-    order = not _EXACT.search(question)
+    order = not EXACT.search(question)
     for sentence in evidence_sentences(abstract):
         if any(a in fold(sentence) for a in asked) and _states_a_value(sentence):
             return True
