@@ -116,6 +116,14 @@ the corpus when the set is loaded, so ids may change without the sets going stal
   "finite", unnamed datasets, a percentage for a qualitative claim; 4 as follow-ups), 10
   near-topic off-corpus questions (3 in everyday words) and 6 follow-ups that switch to a
   neighbouring subject the corpus lacks, each worded differently; no abstract used twice;
+- `heldout21.jsonl`: a twenty-first blind set, committed on its own before anything was
+  measured on it, by a helper who read only the seeds: 20 paraphrases asking for one fact
+  each (content-word share 0.10; 7 ask for a number or formula, 5 of them where the abstract
+  also states another figure), 10 two-turn follow-ups that do not name the paper (3 ask for
+  the authors), 16 near-misses (exact figures, named baselines the abstract does not name,
+  hardware, training time, a learning rate, a privacy budget, the lab, a city; 5 as
+  follow-ups), 10 near-topic off-corpus questions (3 in everyday words) and 6 follow-ups
+  that switch to a neighbouring subject the corpus lacks; no abstract used twice;
 - `offcorpus.jsonl`: 50 questions no abstract answers, most about subjects next to
   the corpus's (dueling bandits, flow matching), written and checked by the same helper.
 """
@@ -152,6 +160,7 @@ HELDOUT17_QUESTIONS = HERE / "questions" / "heldout17.jsonl"
 HELDOUT18_QUESTIONS = HERE / "questions" / "heldout18.jsonl"
 HELDOUT19_QUESTIONS = HERE / "questions" / "heldout19.jsonl"
 HELDOUT20_QUESTIONS = HERE / "questions" / "heldout20.jsonl"
+HELDOUT21_QUESTIONS = HERE / "questions" / "heldout21.jsonl"
 OFFCORPUS_QUESTIONS = HERE / "questions" / "offcorpus.jsonl"
 SETS = {
     "heldout": HELDOUT_QUESTIONS,
@@ -174,6 +183,7 @@ SETS = {
     "heldout18": HELDOUT18_QUESTIONS,
     "heldout19": HELDOUT19_QUESTIONS,
     "heldout20": HELDOUT20_QUESTIONS,
+    "heldout21": HELDOUT21_QUESTIONS,
     "seeds": SEED_QUESTIONS,
     "offcorpus": OFFCORPUS_QUESTIONS,
 }
