@@ -452,7 +452,10 @@ class Assistant:
         route = self.rules.router.decide(alone.question, result, retriever.catalogue, retriever.lexical.df)
         cover: tuple[str, ...] = ()
         if route.kind == "comparison":
-            result, cover = retriever.widen(result, route.parts, alone.question)
+            result, covered = retriever.widen(result, route.parts, alone.question)
+            if covered is None:  # a comparison inside one paper: a question about it
+                route = replace(route, kind="content", parts=())
+            cover = covered or ()
         scored = self.rules.scorer.score(alone.question, list(result.hits), self.sentence_embedder)
         verdict = judge(
             alone.question,

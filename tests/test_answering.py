@@ -1006,6 +1006,28 @@ def test_a_comparison_with_a_method_no_abstract_mentions_is_refused_before_the_m
     assert unmentioned_comparison("How does it compare with GNNs on CIFAR-10?", "A GNN on CIFAR10.") is None
 
 
+def test_a_comparison_inside_one_paper_is_a_question_about_that_paper(bot) -> None:
+    """ "… is compared with the Nash and Kalai-Smorodinsky bargaining solutions": the paper
+    that compares them is the best match for every part, and the question speaks of no
+    second paper, so it is answered as a question about that paper (the comparison route
+    gave a second, unrelated paper a sentence and a citation). Comparisons of two papers,
+    named or described, still cover both."""
+    inside = bot.plan(
+        "A bargaining algorithm in which the mediator only observes each agent's most preferred "
+        "direction is compared with the Nash and Kalai-Smorodinsky bargaining solutions: what does "
+        "it guarantee that they do not?"
+    )
+    assert inside.route.kind == "content" and inside.cover == ()
+    assert "Kalai-Smorodinsky" in inside.hits[0].paper.abstract
+    for question in (
+        "Compare PolySHAP and ProxySHAP: how does each one approximate Shapley-type quantities?",
+        "What does the leader have to learn in the multi-follower Bayesian Stackelberg paper versus "
+        "the multi-objective Stackelberg payoff-manipulation paper?",
+    ):
+        plan = bot.plan(question)
+        assert plan.route.kind == "comparison" and len(plan.cover) == 2, question
+
+
 def test_a_figure_the_abstract_states_in_words_is_not_refused(bot) -> None:
     """MARLA's abstract writes its figures in words ("under three settings"): a claim of two
     settings is wrong, not ungiven, and the closest sentences are shown as before."""

@@ -19,6 +19,17 @@ from assistant.search.understand import QuestionReader, named_terms
 from assistant.text import YEAR, name_parts, question_words
 from assistant.types import Filters, Hit, SearchResult
 
+WIDEN_LOOK = 5  # a comparison's part: how many papers are looked at for the top paper
+WIDEN_SAME = 0.9  # the top paper matches a part "about as well" at this share of the best's score
+# a question that speaks of several papers ("the two papers", "what does each identify?"; not
+# "each agent's direction" nor a "two-player game")
+_SEVERAL_PAPERS = re.compile(
+    r"\b(?:papers|studies)\b|\bthe other\b|\bone another\b"
+    r"|\b(?:two|both|other|another|these|those)\s+"
+    r"(?:papers?|works?|studies|methods|approaches|ones?|of them)\b"
+    r"|\b(?:does|do|did|for|of|from|in)\s+each\b|\beach\s+(?:one|of|paper|work|method|approach)\b"
+)
+
 
 @dataclass
 class Ranked:
@@ -170,17 +181,29 @@ class HybridRetriever:
 
     def widen(
         self, result: SearchResult, parts: Sequence[str], question: str
-    ) -> tuple[SearchResult, tuple[str, ...]]:
+    ) -> tuple[SearchResult, tuple[str, ...] | None]:
         """For a comparison: the best paper for each paper the question names or describes
-        comes first, so the context holds every one of them."""
+        comes first, so the context holds every one of them. A comparison inside one paper
+        ("… compared with the Nash and Kalai-Smorodinsky solutions?": the top paper is also
+        about as good a match as any for every part, and the question speaks of no second
+        paper) is no comparison of papers: None, a question about that paper."""
         if _names_two_values(question, self.catalogue.years):
             result = self.search(result.query, len(result.hits) or 5, Filters(), detect=False)
+        top = result.hits[0].paper.id if result.hits else None
         cover: list[Hit] = []
+        inside = top is not None  # does the top paper match every part about as well as the best?
 
         def add(text: str) -> None:
-            sub = self.search(text, 1, result.filters, detect=False)
-            if sub.hits and all(h.paper.id != sub.hits[0].paper.id for h in cover):
-                cover.append(sub.hits[0])
+            nonlocal inside
+            sub = self.search(text, WIDEN_LOOK, result.filters, detect=False)
+            if not sub.hits:
+                return
+            best = sub.hits[0]
+            mine = next((h for h in sub.hits if h.paper.id == top), None)
+            if mine is None or mine.score < WIDEN_SAME * best.score:
+                inside = False
+            if all(h.paper.id != best.paper.id for h in cover):
+                cover.append(best)
 
         for term in named_terms(question):
             if self.is_key_term(term):
@@ -189,6 +212,8 @@ class HybridRetriever:
             for part in parts:
                 if len(part.split()) >= 3:
                     add(part)
+        if inside and cover and not _SEVERAL_PAPERS.search(question.lower()):
+            return result, None
         ids = {h.paper.id for h in cover}
         hits = [*cover, *(h for h in result.hits if h.paper.id not in ids)]
         hits = [replace(h, rank=i + 1) for i, h in enumerate(hits[: max(len(result.hits), len(cover))])]
