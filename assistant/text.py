@@ -210,3 +210,8 @@ def singular(word: str) -> str:
 def words_of(text: str) -> list[str]:
     """Every folded word of `text`, acronyms included ("GNNs" -> "gnns")."""
     return _ALNUM.findall(fold(text))
+
+
+# A likeness, not a name ("GPT-style networks", "DeGroot-type rules", "Adam-like updates"):
+# a paper about something like it need not name it (not "BERT-based": built on it).
+RESEMBLES = re.compile(r"-(?:style|type|like|inspired|esque|flavou?red)$", re.IGNORECASE)

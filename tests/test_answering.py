@@ -477,8 +477,15 @@ def test_a_new_question_in_a_chat_is_not_read_as_a_follow_up(bot) -> None:
     # Chromium: after "Which papers did Théo Vincent write?" this kept his name as a filter
     # and was answered from an abstract, without a single author's name)
     vincent = [("Which papers did Théo Vincent write?", "2 papers by Théo Vincent: … [1]. … [2].")]
+    games_history = [("Is there a paper on regularized learning in continuous games?", "")]
     own = bot.plan("Who are the authors of the paper on iterated Q-Networks?", history=vincent)
     assert not own.standalone.rewritten and own.route.kind == "catalogue", own.standalone
+    # asked for the people, not "the authors" (heldout21, read: answered "not mentioned")
+    people = bot.plan(
+        "Could you give me the names of the people behind that analysis, so I can look up their other papers?",
+        history=games_history,
+    )
+    assert people.route.kind == "catalogue" and people.route.facet == "authors", people.route
     assert is_follow_up("What does the paper propose?")
     assert is_follow_up("How robust is the approach in low-resource settings?")
     # up to 20 words, a question still points back when, in its first clause, a verb asks about
@@ -797,6 +804,12 @@ def test_a_question_naming_what_no_paper_mentions_is_refused_naming_the_closest(
     # does use ("Shapley-style"), is no unknown name.
     unknown = seeded._ready().unknown_names
     assert unknown("Bandits with Shapley-style credit, under Condorcet rules?") == ["Condorcet"]
+    # a likeness is no name to look up: a paper about GPT-like networks need not say "GPT"
+    # (heldout21, read: three paraphrases refused for "GPT-style", "DeGroot-type", "GLM-type")
+    assert unknown("Do GPT-style networks or DeGroot-type rules pick Condorcet winners?") == ["Condorcet"]
+    from assistant.answer.evidence import missing_names
+
+    assert missing_names("How many copies of a GPT-style network on SQuAD?", "Transformers.") == ["SQuAD"]
     # An author typed without accents is known (the seeds list Abdullah Akgül), and a word
     # after an opening quote opens the question.
     assert unknown("“Explain what Abdullah Akgul proposes for Shapley values.") == []
@@ -1209,6 +1222,21 @@ def test_a_follow_up_that_only_names_another_subject_is_about_that_subject() -> 
     )
     # nothing new: the previous question's own subject
     assert switched_subject("What about best-arm identification?", BAI_QUESTION) == ("", frozenset())
+    # a switch with a tag, an explanation or what it replaces (heldout21, read: each was
+    # answered from the previous paper)
+    for question, subject in (
+        ("What about detecting hallucinations in model answers, is there something on that?", "detecting"),
+        ("And for membership inference attacks, does anything here study those?", "membership"),
+        (
+            "Does anyone here do that kind of thing for vehicle routing, i.e. planning delivery tours?",
+            "routing",
+        ),
+        ("Is there anything similar for the nucleolus instead of the core?", "nucleolu"),
+    ):
+        assert is_follow_up(question), question
+        assert subject in switched_subject(question, BAI_QUESTION)[1], question
+    # "the …" after "what about" is the paper's own property, whatever follows
+    assert switched_subject("What about the runtime, is there anything on that?", BAI_QUESTION)[0] == ""
 
 
 def test_a_switch_to_a_subject_no_abstract_names_is_refused_not_answered_from_the_last_paper(bot) -> None:

@@ -21,7 +21,7 @@ import numpy as np
 from assistant.answer.injection import evidence_of
 from assistant.answer.quantities import quantities
 from assistant.index.embed import Embedder
-from assistant.text import fold, name_like, question_words
+from assistant.text import RESEMBLES, fold, name_like, question_words
 from assistant.types import Hit
 
 # --- instruction-like sentences: assistant.answer.injection -------------------------------
@@ -380,14 +380,19 @@ def unmentioned_comparison(question: str, text: str) -> str | None:
 
 def missing_names(question: str, text: str) -> list[str]:
     """Names in the question (benchmarks, datasets, models: 'ImageNet', '3DMatch', 'Adult')
-    that the text (the top abstracts) never mentions."""
+    that the text (the top abstracts) never mentions; not a likeness ("GPT-style",
+    `RESEMBLES`)."""
     folded = fold(text)
     joined = re.sub(r"[\s-]+", "", folded)  # "CIFAR-10" is "CIFAR10"
     out = []
     for word in question_words(question):
         if len(word) < 3 or not any(c.isalpha() for c in word):
             continue
-        if not name_like(word, capitalised=True) or _LETTER_PREFIXED.fullmatch(word):
+        if (
+            not name_like(word, capitalised=True)
+            or _LETTER_PREFIXED.fullmatch(word)
+            or RESEMBLES.search(word)
+        ):
             continue
         key = fold(word)
         if key in folded or key.rstrip("s") in folded or re.sub(r"-", "", key) in joined:

@@ -16,7 +16,7 @@ from assistant.index.catalogue import Catalogue
 from assistant.index.embed import Embedder
 from assistant.index.lexical import LexicalIndex
 from assistant.search.understand import QuestionReader, named_terms
-from assistant.text import YEAR, name_parts, question_words
+from assistant.text import RESEMBLES, YEAR, name_parts, question_words
 from assistant.types import Filters, Hit, SearchResult
 
 WIDEN_LOOK = 5  # a comparison's part: how many papers are looked at for the top paper
@@ -357,14 +357,16 @@ _EPONYMOUS_ADJECTIVE = re.compile(
 
 def unknown_names(question: str, lexical: LexicalIndex) -> list[str]:
     """Names the question uses that no indexed paper mentions, in its text or its listing
-    ("ScanNet", "Condorcet", "YaRN-style"): the question is about something else. A name is
-    known when an indexed word begins with it ("Bayes": "Bayesian"). An adjective made from a
+    ("ScanNet", "Condorcet"): the question is about something else. A name is known when an
+    indexed word begins with it ("Bayes": "Bayesian"). An adjective made from a
     mathematician's name ("Hermitian", "Euclidean"; `_EPONYMOUS_ADJECTIVE`) is a property an
-    abstract may state in other words ("symmetric", "self-adjoint"), not a name to look up."""
+    abstract may state in other words ("symmetric", "self-adjoint"), not a name to look up;
+    so is a likeness ("GPT-style", "DeGroot-type"; `RESEMBLES`): a paper about something like
+    it need not name it."""
     out = []
     describers = {word for run in _DESCRIBES_PEOPLE.findall(question) for word in run.split()}
     for word in question_words(question):
-        if word in describers or _EPONYMOUS_ADJECTIVE.fullmatch(word):
+        if word in describers or _EPONYMOUS_ADJECTIVE.fullmatch(word) or RESEMBLES.search(word):
             continue
         tokens = [lexical.tokens(part) for part in name_parts(word)]  # [] for a stop word
         if any(t and not all(lexical.begins_a_word(x) for x in t) for t in tokens):
