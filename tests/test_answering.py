@@ -486,6 +486,12 @@ def test_a_new_question_in_a_chat_is_not_read_as_a_follow_up(bot) -> None:
         history=games_history,
     )
     assert people.route.kind == "catalogue" and people.route.facet == "authors", people.route
+    for own in (
+        "Do the researchers who made the benchmark report inter-annotator agreement?",
+        "How does the model anonymise names of persons in clinical notes?",
+        "What is the name of the group acting on the weights?",
+    ):
+        assert bot.plan(own).route.facet != "authors", own
     assert is_follow_up("What does the paper propose?")
     assert is_follow_up("How robust is the approach in low-resource settings?")
     # up to 20 words, a question still points back when, in its first clause, a verb asks about
@@ -803,13 +809,16 @@ def test_a_question_naming_what_no_paper_mentions_is_refused_naming_the_closest(
     # A capitalised word that opens the question, or a name in a hyphenated word the library
     # does use ("Shapley-style"), is no unknown name.
     unknown = seeded._ready().unknown_names
-    assert unknown("Bandits with Shapley-style credit, under Condorcet rules?") == ["Condorcet"]
+    assert unknown("Bandits with Shapley-based credit, under Condorcet rules?") == ["Condorcet"]
     # a likeness is no name to look up: a paper about GPT-like networks need not say "GPT"
     # (heldout21, read: three paraphrases refused for "GPT-style", "DeGroot-type", "GLM-type")
     assert unknown("Do GPT-style networks or DeGroot-type rules pick Condorcet winners?") == ["Condorcet"]
     from assistant.answer.evidence import missing_names
 
     assert missing_names("How many copies of a GPT-style network on SQuAD?", "Transformers.") == ["SQuAD"]
+    from assistant.answer.evidence import unmentioned_comparison
+
+    assert unmentioned_comparison("How does it compare with GPT-style models?", "Transformers.") is None
     # An author typed without accents is known (the seeds list Abdullah Akgül), and a word
     # after an opening quote opens the question.
     assert unknown("“Explain what Abdullah Akgul proposes for Shapley values.") == []
@@ -1036,6 +1045,7 @@ def test_a_comparison_inside_one_paper_is_a_question_about_that_paper(bot) -> No
         "Compare PolySHAP and ProxySHAP: how does each one approximate Shapley-type quantities?",
         "What does the leader have to learn in the multi-follower Bayesian Stackelberg paper versus "
         "the multi-objective Stackelberg payoff-manipulation paper?",
+        "How does ProxySHAP's way of estimating Shapley values compare with PolySHAP's?",
     ):
         plan = bot.plan(question)
         assert plan.route.kind == "comparison" and len(plan.cover) == 2, question
@@ -1235,8 +1245,19 @@ def test_a_follow_up_that_only_names_another_subject_is_about_that_subject() -> 
     ):
         assert is_follow_up(question), question
         assert subject in switched_subject(question, BAI_QUESTION)[1], question
-    # "the …" after "what about" is the paper's own property, whatever follows
-    assert switched_subject("What about the runtime, is there anything on that?", BAI_QUESTION)[0] == ""
+    # "the …" after "what about", "same for" or "anything else on" is the paper's own
+    # property; "in practice", "with real data" say how, not what about
+    for own in (
+        "What about the runtime, is there anything on that?",
+        "Same for the training time?",
+        "Anything else on the baselines?",
+        "Does any paper study it in practice?",
+        "Does anyone here do that with real data?",
+    ):
+        assert switched_subject(own, BAI_QUESTION) == ("", frozenset()), own
+    # an example is the subject ("e.g. dueling bandits"); spaces cost nothing
+    assert "dueling" in switched_subject("What about other settings, e.g. dueling bandits?", BAI_QUESTION)[1]
+    assert switched_subject("What about " + " " * 5000 + "x?", BAI_QUESTION)[0] == ""
 
 
 def test_a_switch_to_a_subject_no_abstract_names_is_refused_not_answered_from_the_last_paper(bot) -> None:

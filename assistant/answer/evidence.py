@@ -360,13 +360,14 @@ def unmentioned_comparison(question: str, text: str) -> str | None:
     initials ("DPO"): no abstract can say how the paper compares with it. At most two words
     stand between "compare" and "with / to / against" ("… compare to baselines when applied
     to ImageNet?" compares with no name). One capitalised word counts only when it is
-    name-like ("DQN", "RoPE"), not a plain word's capital ("Adam")."""
+    name-like ("DQN", "RoPE"), not a plain word's capital ("Adam"), nor a likeness ("GPT-style
+    models", `RESEMBLES`)."""
     m = _COMPARED_WITH.search(question)
     if m is None:
         return None
     name = m.group(1)
     words = name.split()
-    if len(words) == 1 and not name_like(name, capitalised=False):
+    if (len(words) == 1 and not name_like(name, capitalised=False)) or RESEMBLES.search(words[-1]):
         return None
     joined = re.sub(r"\s+", "", fold(text))  # "CIFAR-10" is "CIFAR10"; `fold` makes "-" a space
     key = re.sub(r"\s+", "", fold(name))

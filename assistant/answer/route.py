@@ -28,9 +28,11 @@ Facet = Literal["list", "authors", "venue", "author_papers"]
 _AUTHORS_OF = re.compile(
     r"\bwho (?:wrote|authored|are|were|is|was)\b(?! .*\bpapers?\b.*\bby\b)|\bauthors? of\b"
     r"|\bwritten by whom\b|\bwho (?:are|were) (?:its|the|their) authors\b|\bwho is behind\b|\bwho did\b"
-    # "the names of the people behind that analysis", "the researchers who wrote it"
-    r"|\bnames? of (?:the )?(?:people|persons?|researchers?|team|group|scientists?)\b"
-    r"|\b(?:people|persons?|researchers?|team|group|scientists?) (?:behind|who (?:wrote|did|made))\b"
+    # "the names of the people behind that analysis", "the researchers who wrote it" (not "the
+    # researchers who made the benchmark", "names of persons in clinical notes")
+    r"|\bnames? of (?:the )?(?:people|researchers|scientists) (?:behind|who)\b"
+    r"|\b(?:people|researchers?|team|scientists?) (?:behind|who (?:wrote|did|made))"
+    r" (?:it|this|that|these|those|them|the (?:paper|work|analysis|study|method|approach))\b"
 )
 _VENUE_OF = re.compile(
     r"\b(?:which|what) (?:venue|conference|journal|workshop|edition|proceedings)\b"

@@ -118,7 +118,7 @@ _SWITCH = re.compile(
     # "Does anyone here do that kind of thing for vehicle routing?"
     r"|(?:does|do|is)\s+(?:anyone|anybody|anything|any\s+papers?|a\s+paper)(?:\s+here)?\s+"
     r"(?:do|does|doing|cover|covers|study|studies|look\s+at|try)\s+(?:that|this|it|the\s+same|something\s+similar)"
-    r"(?:\s+(?:kind|sort)\s+of\s+(?:thing|work|analysis))?\s+(?:for|on|with|in|about))"
+    r"(?:\s+(?:kind|sort)\s+of\s+(?:thing|work|analysis))?\s+for)"
     r"\s+(?P<subject>[^?!]+?)\W*\?\W*$"
     r"|^\W*and\s+(?P<bare>(?:\S+\s+){0,5}\S+?)\W*\?\W*$",  # "And dueling bandits?"
     re.IGNORECASE,
@@ -126,21 +126,19 @@ _SWITCH = re.compile(
 # what may follow a switch's subject: a tag asking whether the library has it ("What about
 # detecting hallucinations, is there something on that?", "And for membership inference,
 # does anything here study those?"), an explanation ("vehicle routing, i.e. planning the
-# tours"), or what it replaces ("for the nucleolus instead of the core")
+# tours"; not "e.g. dueling bandits": an example is the subject), or what it replaces ("for
+# the nucleolus instead of the core")
 _SWITCH_TAG = re.compile(
     r"\s*,\s*(?:(?:is|are)\s+there|(?:does|do)\s+(?:anything|anyone|anybody|any\s+papers?)|do\s+you\s+have)\b"
     r"[^?]*(?=\?\W*$)",
     re.IGNORECASE,
 )
-_EXPLAINED = re.compile(
-    r"\s*,?\s*\(?\b(?:i\.\s?e\.|e\.\s?g\.|that\s+is,|namely)[^?]*(?=\?\W*$)", re.IGNORECASE
-)
+_EXPLAINED = re.compile(r"(?:\s*,)?\s*\(?\b(?:i\.\s?e\.|that\s+is,|namely)[^?]*(?=\?\W*$)", re.IGNORECASE)
 _REPLACING = re.compile(r"\s+(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+.*$", re.IGNORECASE)
 # a switch that says it wants something like the last answer ("anything similar for the
-# nucleolus?"): its subject is another thing even after "the" (not "What about the runtime?")
-_LIKE_THAT = re.compile(
-    r"\b(?:similar|else|comparable|same|anyone|anybody|kind\s+of\s+thing)\b", re.IGNORECASE
-)
+# nucleolus?"): its subject is another thing even after "the" (not "What about the runtime?",
+# "Same for the training time?", "Anything else on the baselines?": the paper's own)
+_LIKE_THAT = re.compile(r"\b(?:similar|comparable|anyone|anybody|kind\s+of\s+thing)\b", re.IGNORECASE)
 _ASKS = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how|does|did|do|is|are|was|were)\b", re.I)
 # "What about the runtime?", "And the code?", "And its licence?": a property of the paper
 # just discussed, not another subject
@@ -156,15 +154,17 @@ def switched_subject(question: str, previous: str) -> tuple[str, frozenset[str]]
     a plural "s" ("dueling"; a five-letter stem would take "quantum" for "quantitative");
     ("", ∅) when the follow-up points back ("What about its runtime?") or asks something of
     its own."""
+    question = " ".join(question.split())
     m = _SWITCH.match(_EXPLAINED.sub("", _SWITCH_TAG.sub("", question)))
     if m is None:
         return "", frozenset()
-    subject = _REPLACING.sub("", (m.group("subject") or m.group("bare")).strip())
+    named = "subject" if m.group("subject") is not None else "bare"
+    subject = _REPLACING.sub("", m.group(named).strip())
     if (
         len(subject.split()) > SWITCH_WORDS
         or _FOLLOW_UP.search(subject)
         or _ASKS.search(subject)
-        or (_OF_THE_PAPER.match(subject) and not _LIKE_THAT.search(m.string[: m.start(m.lastgroup or 0)]))
+        or (_OF_THE_PAPER.match(subject) and not _LIKE_THAT.search(m.string[: m.start(named)]))
     ):
         return "", frozenset()
     before = words_of(previous)

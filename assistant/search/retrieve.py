@@ -20,9 +20,10 @@ from assistant.text import RESEMBLES, YEAR, name_parts, question_words
 from assistant.types import Filters, Hit, SearchResult
 
 WIDEN_LOOK = 5  # a comparison's part: how many papers are looked at for the top paper
-WIDEN_SAME = 0.9  # the top paper matches a part "about as well" at this share of the best's score
+WIDEN_SAME = 0.9  # the top paper matches a part "about as well" at this share of the best's (convex) score
 # a question that speaks of several papers ("the two papers", "what does each identify?"; not
-# "each agent's direction" nor a "two-player game")
+# "observes each agent's direction" nor a "two-player game"; "for each player" errs towards
+# a comparison, as before)
 _SEVERAL_PAPERS = re.compile(
     r"\b(?:papers|studies)\b|\bthe other\b|\bone another\b"
     r"|\b(?:two|both|other|another|these|those)\s+"
@@ -200,7 +201,9 @@ class HybridRetriever:
                 return
             best = sub.hits[0]
             mine = next((h for h in sub.hits if h.paper.id == top), None)
-            if mine is None or mine.score < WIDEN_SAME * best.score:
+            # scores compare on the convex scale; RRF's differ little from rank to rank
+            convex = self.settings.fusion == "convex"
+            if mine is None or (mine is not best and not (convex and mine.score >= WIDEN_SAME * best.score)):
                 inside = False
             if all(h.paper.id != best.paper.id for h in cover):
                 cover.append(best)
