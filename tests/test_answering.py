@@ -1272,6 +1272,11 @@ def test_a_switch_to_a_subject_no_abstract_names_is_refused_not_answered_from_th
     assert plan.verdict.reason == "None of the closest abstracts mentions “dueling bandits”."
     answer = bot.ask("What about dueling bandits?", history=history)
     assert answer.refused and "closest papers are" in (answer.reason or "")
+    # after "Who wrote it?", the switch keeps that ask: still refused, not answered with the
+    # authors of whichever paper comes first (seen in Chromium)
+    authors = [*history, ("And who wrote it?", "It is by Ada Lovelace [1].")]
+    hallucinations = "What about detecting hallucinations in chatbot answers, is there something on that?"
+    assert not bot.plan(hallucinations, history=authors).verdict.answerable
     linear = bot.ask("And for linear bandits in high dimensions?", history=history)
     assert not linear.refused, linear.reason
     assert linear.citations[0].paper.id == paper_id(bot, "High-dimensional linear bandits")

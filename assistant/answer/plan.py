@@ -144,7 +144,9 @@ def judge(
         return Verdict(False, why + ".", dense, sentence)
     subject, words = switch
     naming = not words or any(names_all(h.paper, words) for h in hits[: settings.context_papers])
-    if words and route.kind != "catalogue" and not _filtered(result) and not naming:
+    # a switch asked of one paper's listing ("Who wrote it?" then "What about X?") needs it too
+    of_one = route.kind != "catalogue" or route.facet in ("authors", "venue")
+    if words and of_one and not _filtered(result) and not naming:
         return Verdict(False, f"None of the closest abstracts mentions “{subject}”.", dense, sentence)
     top = hits[0].paper
     text = f"{top.abstract} {_listing(top)}" if route.kind == "catalogue" else top.abstract
