@@ -124,6 +124,13 @@ the corpus when the set is loaded, so ids may change without the sets going stal
   hardware, training time, a learning rate, a privacy budget, the lab, a city; 5 as
   follow-ups), 10 near-topic off-corpus questions (3 in everyday words) and 6 follow-ups
   that switch to a neighbouring subject the corpus lacks; no abstract used twice;
+- `heldout22.jsonl`: a twenty-second blind set, committed on its own (stop 63, after that
+  stop's last code change) and not measured there, by a helper who read only the seeds: 20
+  paraphrases asking for one fact each (content-word share 0.11; 6 ask for a number or a
+  formula), 10 two-turn follow-ups that do not name the paper (3 ask for the authors, in
+  three wordings; some of one word: "Datasets?"), 16 near-misses (5 as follow-ups), 10
+  near-topic off-corpus questions and 6 follow-ups that switch to a neighbouring subject the
+  corpus lacks, worded unlike "What about X?"; no abstract used twice;
 - `offcorpus.jsonl`: 50 questions no abstract answers, most about subjects next to
   the corpus's (dueling bandits, flow matching), written and checked by the same helper.
 """
@@ -161,6 +168,7 @@ HELDOUT18_QUESTIONS = HERE / "questions" / "heldout18.jsonl"
 HELDOUT19_QUESTIONS = HERE / "questions" / "heldout19.jsonl"
 HELDOUT20_QUESTIONS = HERE / "questions" / "heldout20.jsonl"
 HELDOUT21_QUESTIONS = HERE / "questions" / "heldout21.jsonl"
+HELDOUT22_QUESTIONS = HERE / "questions" / "heldout22.jsonl"
 OFFCORPUS_QUESTIONS = HERE / "questions" / "offcorpus.jsonl"
 SETS = {
     "heldout": HELDOUT_QUESTIONS,
@@ -184,6 +192,7 @@ SETS = {
     "heldout19": HELDOUT19_QUESTIONS,
     "heldout20": HELDOUT20_QUESTIONS,
     "heldout21": HELDOUT21_QUESTIONS,
+    "heldout22": HELDOUT22_QUESTIONS,
     "seeds": SEED_QUESTIONS,
     "offcorpus": OFFCORPUS_QUESTIONS,
 }
