@@ -26,6 +26,12 @@ from assistant.text import (
 )
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# "Does anyone here do that (kind of thing) for vehicle routing?": asks for something like
+# what was just discussed (a follow-up, `_FOLLOW_UP_START`; a switch, `_SWITCH`)
+_ANYONE_DOING_THAT = (
+    r"(?:does|do|is)\s+(?:anyone|anybody|anything|any\s+papers?|a\s+paper)(?:\s+here)?\s+"
+    r"(?:do|does|doing|cover|covers|study|studies|look\s+at|try)\s+(?:that|this|it|the\s+same|something\s+similar)"
+)
 # What makes a question a follow-up: it opens with "and" / "what about", or it refers back
 # with a pronoun, "the paper", "the authors", "the experiments", or a demonstrative naming
 # what it points at ("that analysis", "is that an extended version …", "… of this?"). A bare
@@ -37,9 +43,7 @@ _FOLLOW_UP_START = re.compile(
     # ("Anything similar to AlphaFold for RNA?" names what it is like: a question of its own)
     r"|(?:is\s+there\s+|do\s+you\s+have\s+)?(?:anything|something)"
     r"\s+(?:similar(?!\s+to\b)|else|comparable(?!\s+to\b)|like\s+th(?:at|is))|(?:the\s+)?same\s+(?:for|with)"
-    # "Does anyone here do that kind of thing for vehicle routing?"
-    r"|(?:does|do|is)\s+(?:anyone|anybody|anything|any\s+papers?|a\s+paper)(?:\s+here)?\s+"
-    r"(?:do|does|doing|cover|covers|study|studies|look\s+at|try)\s+(?:that|this|it|the\s+same|something\s+similar))\b",
+    r"|" + _ANYONE_DOING_THAT + r")\b",
     re.IGNORECASE,
 )
 _FOLLOW_UP = re.compile(
@@ -115,10 +119,7 @@ _SWITCH = re.compile(
     r"|(?:is\s+there\s+|do\s+you\s+have\s+)?(?:anything|something)"
     r"(?:\s+(?:similar|else|comparable|like\s+(?:that|this)))?\s+(?:for|on|about|in|with|regarding)"
     r"|(?:and\s+)?(?:the\s+)?same\s+(?:for|with)"
-    # "Does anyone here do that kind of thing for vehicle routing?"
-    r"|(?:does|do|is)\s+(?:anyone|anybody|anything|any\s+papers?|a\s+paper)(?:\s+here)?\s+"
-    r"(?:do|does|doing|cover|covers|study|studies|look\s+at|try)\s+(?:that|this|it|the\s+same|something\s+similar)"
-    r"(?:\s+(?:kind|sort)\s+of\s+(?:thing|work|analysis))?\s+for)"
+    r"|" + _ANYONE_DOING_THAT + r"(?:\s+(?:kind|sort)\s+of\s+(?:thing|work|analysis))?\s+for)"
     r"\s+(?P<subject>[^?!]+?)\W*\?\W*$"
     r"|^\W*and\s+(?P<bare>(?:\S+\s+){0,5}\S+?)\W*\?\W*$",  # "And dueling bandits?"
     re.IGNORECASE,

@@ -193,6 +193,7 @@ class HybridRetriever:
         top = result.hits[0].paper.id if result.hits else None
         cover: list[Hit] = []
         inside = top is not None  # does the top paper match every part about as well as the best?
+        convex = self.settings.fusion == "convex"  # RRF's scores differ little from rank to rank
 
         def add(text: str) -> None:
             nonlocal inside
@@ -201,8 +202,6 @@ class HybridRetriever:
                 return
             best = sub.hits[0]
             mine = next((h for h in sub.hits if h.paper.id == top), None)
-            # scores compare on the convex scale; RRF's differ little from rank to rank
-            convex = self.settings.fusion == "convex"
             if mine is None or (mine is not best and not (convex and mine.score >= WIDEN_SAME * best.score)):
                 inside = False
             if all(h.paper.id != best.paper.id for h in cover):
